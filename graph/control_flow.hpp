@@ -1,0 +1,44 @@
+// Control-flow analysis: the static frame of every node, derived from the
+// Enter/Exit structure as TensorFlow's executor does it (an Enter's outputs
+// are in the frame it names, child of the Enter's own frame; an Exit's
+// outputs are in the parent of the Exit's frame; every other node is in its
+// inputs' frame), each frame's parent and pivot (its LoopCond), Enters and
+// Exits. Immutable after analysis; shared by every step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+
+namespace tagflow::graph {
+
+using FrameId = int32_t;
+constexpr FrameId kRootFrame = 0;
+
+struct FrameInfo {
+  std::string name;           // frame_name of its Enters; "" for the root
+  FrameId parent = -1;        // -1 for the root
+  int depth = 0;              // root 0
+  int64_t parallel_iterations = 1;
+  NodeId pivot = kNoNode;     // the frame's LoopCond, if any
+  std::vector<NodeId> enters;
+  std::vector<NodeId> exits;
+  std::vector<FrameId> children;
+  std::vector<NodeId> nodes;  // every node whose frame this is
+};
+
+struct ControlFlowInfo {
+  std::vector<FrameInfo> frames;   // frames[0] is the root frame
+  std::vector<FrameId> frame_of;   // indexed by NodeId
+
+  FrameId find_frame(const std::string& name) const;  // -1 if none
+};
+
+// Errors (invalid_graph) name the node: a node reachable in two frames, an
+// Exit in the root frame (no Enter), Enters of one frame name under two
+// parents, two LoopConds in one frame, a frame without a LoopCond where a
+// NextIteration needs one.
+Expected<ControlFlowInfo> analyze_control_flow(const Graph& g);
+
+}  // namespace tagflow::graph

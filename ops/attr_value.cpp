@@ -1,0 +1,85 @@
+#include "ops/attr_value.hpp"
+
+#include <sstream>
+
+namespace tagflow::ops {
+
+bool NameAttrList::operator==(const NameAttrList& o) const {
+  return name == o.name && attr == o.attr;
+}
+
+bool AttrList::operator==(const AttrList& o) const {
+  return s == o.s && i == o.i && f == o.f && b == o.b && type == o.type && shape == o.shape &&
+         tensor == o.tensor && func == o.func;
+}
+
+size_t AttrList::size() const {
+  return s.size() + i.size() + f.size() + b.size() + type.size() + shape.size() +
+         tensor.size() + func.size();
+}
+
+bool AttrValue::operator==(const AttrValue& o) const { return value == o.value; }
+
+std::string AttrValue::type_name() const {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return "none"; }
+    std::string operator()(const AttrList& l) const {
+      if (!l.s.empty()) return "list(string)";
+      if (!l.i.empty()) return "list(int)";
+      if (!l.f.empty()) return "list(float)";
+      if (!l.b.empty()) return "list(bool)";
+      if (!l.type.empty()) return "list(type)";
+      if (!l.shape.empty()) return "list(shape)";
+      if (!l.tensor.empty()) return "list(tensor)";
+      if (!l.func.empty()) return "list(func)";
+      return "list()";
+    }
+    std::string operator()(const std::string&) const { return "string"; }
+    std::string operator()(int64_t) const { return "int"; }
+    std::string operator()(float) const { return "float"; }
+    std::string operator()(bool) const { return "bool"; }
+    std::string operator()(DType) const { return "type"; }
+    std::string operator()(const PartialShape&) const { return "shape"; }
+    std::string operator()(const Tensor&) const { return "tensor"; }
+    std::string operator()(const NameAttrList&) const { return "func"; }
+    std::string operator()(const AttrPlaceholder&) const { return "placeholder"; }
+  };
+  return std::visit(Visitor{}, value);
+}
+
+std::string AttrValue::to_string() const {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return "<none>"; }
+    std::string operator()(const AttrList& l) const {
+      std::ostringstream os;
+      os << "[";
+      const char* sep = "";
+      for (auto& v : l.s) { os << sep << '"' << v << '"'; sep = ","; }
+      for (auto v : l.i) { os << sep << v; sep = ","; }
+      for (auto v : l.f) { os << sep << v; sep = ","; }
+      for (bool v : l.b) { os << sep << (v ? "true" : "false"); sep = ","; }
+      for (auto v : l.type) { os << sep << dtype_name(v); sep = ","; }
+      for (auto& v : l.shape) { os << sep << v.to_string(); sep = ","; }
+      for (auto& v : l.tensor) { os << sep << v.debug_string(8); sep = ","; }
+      for (auto& v : l.func) { os << sep << v.name; sep = ","; }
+      os << "]";
+      return os.str();
+    }
+    std::string operator()(const std::string& s) const { return '"' + s + '"'; }
+    std::string operator()(int64_t i) const { return std::to_string(i); }
+    std::string operator()(float f) const {
+      std::ostringstream os;
+      os << f;
+      return os.str();
+    }
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(DType t) const { return dtype_name(t); }
+    std::string operator()(const PartialShape& s) const { return s.to_string(); }
+    std::string operator()(const Tensor& t) const { return t.debug_string(8); }
+    std::string operator()(const NameAttrList& f) const { return "func " + f.name; }
+    std::string operator()(const AttrPlaceholder& p) const { return "placeholder " + p.name; }
+  };
+  return std::visit(Visitor{}, value);
+}
+
+}  // namespace tagflow::ops

@@ -1,0 +1,94 @@
+// Kernel: how one node computes. A kernel object is made once per node from
+// the node's attrs (KernelInit) and is then called for every node instance,
+// possibly from several threads at once: compute() is const and must not
+// keep per-call state in the kernel. Per-session state (variables, stacks,
+// TensorArrays) lives in the ResourceManager reached through the context.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/attr_value.hpp"
+#include "ops/status.hpp"
+#include "ops/tensor.hpp"
+
+namespace tagflow::ops {
+
+class ResourceManager;  // ops/resource.hpp: per-session state
+
+// What a kernel may read when it is made: the node's attrs (defaults
+// applied) and its resolved input and output dtypes.
+struct KernelInit {
+  const std::string& node_name;
+  const AttrMap& attrs;
+  const std::vector<DType>& input_types;
+  const std::vector<DType>& output_types;
+
+  // The attr `name` as T (int64_t, float, bool, std::string, DType,
+  // AttrList, PartialShape, Tensor, NameAttrList); an error names the attr.
+  template <class T>
+  Expected<T> attr(const std::string& name) const {
+    auto it = attrs.find(name);
+    if (it == attrs.end())
+      return Status(Error::invalid_argument, "missing attr '" + name + "'");
+    if (const T* v = it->second.template get_if<T>()) return *v;
+    return Status(Error::invalid_argument, "attr '" + name + "' has type " +
+                                               it->second.type_name());
+  }
+};
+
+// The inputs and outputs of one kernel call. Owned by the caller (one
+// executor thread) for the duration of the call.
+class KernelContext {
+ public:
+  KernelContext(Tensor* inputs, int num_inputs, Tensor* outputs, int num_outputs,
+                ResourceManager* resources = nullptr)
+      : inputs_(inputs), num_inputs_(num_inputs), outputs_(outputs),
+        num_outputs_(num_outputs), resources_(resources) {}
+
+  int num_inputs() const { return num_inputs_; }
+  int num_outputs() const { return num_outputs_; }
+  const Tensor& input(int i) const { return inputs_[i]; }
+  void set_output(int i, Tensor t) { outputs_[i] = std::move(t); }
+  Tensor& output(int i) { return outputs_[i]; }
+
+  // A tensor of `dtype` and `shape` to write into: input i's buffer when no
+  // one else holds it and it has the same dtype and element count (the
+  // input is then moved from), else a fresh one.
+  Tensor forward_input_or_allocate(int i, DType dtype, const Shape& shape);
+
+  // nullptr when the caller runs kernels without session state.
+  ResourceManager* resources() const { return resources_; }
+
+ private:
+  Tensor* inputs_;
+  int num_inputs_;
+  Tensor* outputs_;
+  int num_outputs_;
+  ResourceManager* resources_;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Reads ctx inputs, sets every output or returns an error whose message
+  // says what is wrong with the inputs (the caller adds node and tag).
+  virtual Status compute(KernelContext& ctx) const = 0;
+};
+
+using KernelFactory = std::function<Expected<std::unique_ptr<Kernel>>(const KernelInit&)>;
+
+// A kernel from a plain function, for ops whose attrs need no parsing.
+class FunctionKernel final : public Kernel {
+ public:
+  using Fn = Status (*)(KernelContext&);
+  explicit FunctionKernel(Fn fn) : fn_(fn) {}
+  Status compute(KernelContext& ctx) const override { return fn_(ctx); }
+
+ private:
+  Fn fn_;
+};
+
+}  // namespace tagflow::ops

@@ -1,0 +1,73 @@
+#include "ops/shape.hpp"
+
+#include <limits>
+
+namespace tagflow::ops {
+
+Shape::Shape(std::initializer_list<int64_t> dims) {
+  assert(dims.size() <= static_cast<size_t>(kMaxRank));
+  for (int64_t d : dims) {
+    assert(d >= 0);
+    dims_[rank_++] = d;
+  }
+}
+
+Expected<Shape> Shape::make(const std::vector<int64_t>& dims) {
+  if (dims.size() > static_cast<size_t>(kMaxRank)) {
+    return Status(Error::invalid_argument,
+                  "rank " + std::to_string(dims.size()) + " exceeds the maximum rank 8");
+  }
+  Shape s;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) {
+      return Status(Error::invalid_argument,
+                    "negative dimension " + std::to_string(d) + " in shape");
+    }
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+      return Status(Error::invalid_argument, "shape has too many elements");
+    }
+    n *= d;
+    s.dims_[s.rank_++] = d;
+  }
+  return s;
+}
+
+int64_t Shape::num_elements() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= dims_[i];
+  return n;
+}
+
+void Shape::add_dim(int64_t d) {
+  assert(rank_ < kMaxRank);
+  dims_[rank_++] = d;
+}
+
+bool Shape::operator==(const Shape& o) const {
+  if (rank_ != o.rank_) return false;
+  for (int i = 0; i < rank_; ++i)
+    if (dims_[i] != o.dims_[i]) return false;
+  return true;
+}
+
+std::string Shape::to_string() const {
+  std::string s = "[";
+  for (int i = 0; i < rank_; ++i) {
+    if (i > 0) s += ",";
+    s += std::to_string(dims_[i]);
+  }
+  return s + "]";
+}
+
+std::string PartialShape::to_string() const {
+  if (unknown_rank) return "?";
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ",";
+    s += dims[i] < 0 ? "?" : std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace tagflow::ops

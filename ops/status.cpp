@@ -1,0 +1,35 @@
+#include "ops/status.hpp"
+
+namespace tagflow::ops {
+
+const char* to_string(Error e) {
+  switch (e) {
+    case Error::ok: return "ok";
+    case Error::invalid_argument: return "invalid_argument";
+    case Error::not_found: return "not_found";
+    case Error::unimplemented: return "unimplemented";
+    case Error::parse_error: return "parse_error";
+    case Error::invalid_graph: return "invalid_graph";
+    case Error::failed_precondition: return "failed_precondition";
+    case Error::out_of_range: return "out_of_range";
+    case Error::dead_value: return "dead_value";
+    case Error::resource_exhausted: return "resource_exhausted";
+    case Error::deadline_exceeded: return "deadline_exceeded";
+    case Error::aborted: return "aborted";
+    case Error::unavailable: return "unavailable";
+    case Error::internal: return "internal";
+  }
+  return "unknown";
+}
+
+std::string Status::to_string() const {
+  if (ok()) return "ok";
+  return std::string(ops::to_string(code_)) + ": " + message_;
+}
+
+Status Status::with_prefix(const std::string& context) const {
+  if (ok()) return *this;
+  return Status(code_, context + message_);
+}
+
+}  // namespace tagflow::ops

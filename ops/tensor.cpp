@@ -1,0 +1,201 @@
+#include "ops/tensor.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace tagflow::ops {
+
+// The storage behind a Tensor: raw aligned bytes, or std::string objects.
+class TensorBuffer {
+ public:
+  static constexpr size_t kInlineBytes = 32;
+  static constexpr size_t kAlignment = 64;
+
+  TensorBuffer(DType dtype, int64_t n) {
+    if (dtype_is_object(dtype)) {
+      strings_.resize(static_cast<size_t>(n));
+      return;
+    }
+    bytes_ = static_cast<size_t>(n) * static_cast<size_t>(dtype_size(dtype));
+    if (bytes_ <= kInlineBytes) {
+      data_ = inline_;
+      std::memset(inline_, 0, sizeof(inline_));
+    } else {
+      size_t rounded = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+      data_ = std::aligned_alloc(kAlignment, rounded);
+      if (data_ == nullptr) throw std::bad_alloc();
+      std::memset(data_, 0, bytes_);
+    }
+  }
+  ~TensorBuffer() {
+    if (data_ != nullptr && data_ != inline_) std::free(data_);
+  }
+  TensorBuffer(const TensorBuffer&) = delete;
+  TensorBuffer& operator=(const TensorBuffer&) = delete;
+
+  void* data() { return data_ != nullptr ? data_ : static_cast<void*>(strings_.data()); }
+  size_t bytes() const { return bytes_; }
+  bool is_object() const { return data_ == nullptr; }
+
+ private:
+  alignas(16) unsigned char inline_[kInlineBytes];
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  std::vector<std::string> strings_;
+};
+
+Tensor::Tensor(DType dtype, const Shape& shape)
+    : dtype_(dtype),
+      shape_(shape),
+      buffer_(std::make_shared<TensorBuffer>(base_dtype(dtype), shape.num_elements())) {}
+
+size_t Tensor::byte_size() const { return buffer_ && !buffer_->is_object() ? buffer_->bytes() : 0; }
+
+const void* Tensor::raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
+void* Tensor::raw_mutable_data() { return buffer_ ? buffer_->data() : nullptr; }
+
+Expected<Tensor> Tensor::reshaped(const Shape& shape) const {
+  if (shape.num_elements() != num_elements()) {
+    return Status(Error::invalid_argument,
+                  "cannot reshape a tensor of " + std::to_string(num_elements()) +
+                      " elements " + shape_.to_string() + " into shape " + shape.to_string() +
+                      " with " + std::to_string(shape.num_elements()) + " elements");
+  }
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::with_dtype(DType dtype) const {
+  assert(dtype_size(dtype) == dtype_size(dtype_) &&
+         dtype_is_object(dtype) == dtype_is_object(dtype_));
+  Tensor t = *this;
+  t.dtype_ = dtype;
+  return t;
+}
+
+namespace {
+
+template <class T>
+bool elements_equal(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return a == b || (std::isnan(a) && std::isnan(b));
+  } else {
+    return a == b;
+  }
+}
+
+template <class T>
+void print_element(std::ostream& os, const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    os << (v ? "true" : "false");
+  } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+    os << static_cast<int>(v);
+  } else if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
+    os << static_cast<float>(v);
+  } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                       std::is_same_v<T, std::complex<double>>) {
+    os << "(" << v.real() << "," << v.imag() << ")";
+  } else {
+    os << v;
+  }
+}
+
+void print_string(std::ostream& os, const std::string& s) {
+  os << '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') os << '\\' << c;
+    else if (c >= 32 && c < 127) os << c;
+    else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\%03o", c);
+      os << buf;
+    }
+  }
+  os << '"';
+}
+
+// Prints elements [offset, offset + count of this sub-array) nested by dims.
+template <class T>
+void print_nested(std::ostream& os, const T* data, const Shape& shape, int axis,
+                  int64_t offset, int64_t& budget) {
+  if (axis == shape.rank()) {
+    if (budget-- <= 0) return;
+    if constexpr (std::is_same_v<T, std::string>) print_string(os, data[offset]);
+    else print_element(os, data[offset]);
+    return;
+  }
+  int64_t stride = 1;
+  for (int i = axis + 1; i < shape.rank(); ++i) stride *= shape.dim(i);
+  os << '[';
+  for (int64_t i = 0; i < shape.dim(axis); ++i) {
+    if (budget <= 0) {
+      os << "...";
+      break;
+    }
+    if (i > 0) os << ',';
+    print_nested(os, data, shape, axis + 1, offset + i * stride, budget);
+  }
+  os << ']';
+}
+
+}  // namespace
+
+bool Tensor::equals(const Tensor& o) const {
+  if (dtype_ != o.dtype_ || shape_ != o.shape_ || valid() != o.valid()) return false;
+  if (!valid()) return true;
+  int64_t n = num_elements();
+  if (dtype_is_object(dtype_)) {
+    const auto* a = data<std::string>();
+    const auto* b = o.data<std::string>();
+    for (int64_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  bool same = true;
+  bool handled = dispatch_pod(base_dtype(dtype_), [&](auto tag) {
+    using T = decltype(tag);
+    const T* a = data<T>();
+    const T* b = o.data<T>();
+    for (int64_t i = 0; i < n && same; ++i) same = elements_equal(a[i], b[i]);
+  });
+  if (!handled) return std::memcmp(raw_data(), o.raw_data(), byte_size()) == 0;
+  return same;
+}
+
+std::string Tensor::values_string(int64_t max_elements) const {
+  if (!valid()) return "<invalid>";
+  std::ostringstream os;
+  os.precision(9);
+  int64_t budget = max_elements;
+  if (dtype_is_object(dtype_)) {
+    print_nested(os, data<std::string>(), shape_, 0, 0, budget);
+  } else if (!dispatch_pod(base_dtype(dtype_), [&](auto tag) {
+               using T = decltype(tag);
+               print_nested(os, data<T>(), shape_, 0, 0, budget);
+             })) {
+    os << "<" << byte_size() << " bytes>";
+  }
+  return os.str();
+}
+
+std::string Tensor::debug_string(int64_t max_elements) const {
+  if (!valid()) return "<invalid tensor>";
+  return dtype_name(dtype_) + shape_.to_string() + " " + values_string(max_elements);
+}
+
+double element_as_double(const Tensor& t, int64_t i) {
+  double out = 0;
+  dispatch_pod(base_dtype(t.dtype()), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+      out = static_cast<double>(t.data<T>()[i].real());
+    } else {
+      out = static_cast<double>(t.data<T>()[i]);
+    }
+  });
+  return out;
+}
+
+}  // namespace tagflow::ops

@@ -1,0 +1,112 @@
+// Tensor: dtype, shape and an immutable, reference-counted buffer.
+//
+// Copies share the buffer (a copy is a reference-count increment). Once a
+// tensor has been handed to anyone else its buffer must not change: a kernel
+// that wants to write allocates a new tensor, or reuses an input whose
+// buffer is unique (is_unique()). Fixed-size elements are stored as raw
+// little-endian bytes, aligned to 64 bytes; string, resource and variant
+// elements are std::string objects. Small buffers (<= 32 bytes, e.g. every
+// scalar) live inside the buffer object: one allocation per tensor.
+// Thread-safety: like std::shared_ptr — distinct Tensor objects may be used
+// from different threads even when they share a buffer.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ops/dtype.hpp"
+#include "ops/shape.hpp"
+#include "ops/status.hpp"
+
+namespace tagflow::ops {
+
+class TensorBuffer;
+
+class Tensor {
+ public:
+  // An empty, invalid tensor (dtype invalid); the value of dead outputs.
+  Tensor() = default;
+  // Allocates num_elements of `dtype`, zero-filled (empty strings).
+  Tensor(DType dtype, const Shape& shape);
+
+  template <class T>
+  static Tensor scalar(T value) {
+    Tensor t(dtype_v<T>, Shape{});
+    *t.mutable_data<T>() = std::move(value);
+    return t;
+  }
+  // Asserts values.size() == shape.num_elements().
+  template <class T>
+  static Tensor from_vector(const Shape& shape, const std::vector<T>& values) {
+    Tensor t(dtype_v<T>, shape);
+    assert(static_cast<int64_t>(values.size()) == shape.num_elements());
+    T* out = t.mutable_data<T>();
+    for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+    return t;
+  }
+  template <class T>
+  static Tensor vector(const std::vector<T>& values) {
+    return from_vector<T>(Shape{static_cast<int64_t>(values.size())}, values);
+  }
+  static Tensor string_scalar(std::string s) { return scalar<std::string>(std::move(s)); }
+
+  bool valid() const { return buffer_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return shape_.rank(); }
+  int64_t dim(int i) const { return shape_.dim(i); }
+  int64_t num_elements() const { return shape_.num_elements(); }
+  size_t byte_size() const;  // of the element storage (0 for object dtypes)
+
+  // Typed element access. T must match dtype() (asserted).
+  template <class T>
+  const T* data() const {
+    assert(dtype_v<T> == base_dtype(dtype_) || (std::is_same_v<T, std::string> && dtype_is_object(dtype_)));
+    return static_cast<const T*>(raw_data());
+  }
+  // Only for a tensor its caller just allocated or holds uniquely.
+  template <class T>
+  T* mutable_data() {
+    assert(dtype_v<T> == base_dtype(dtype_) || (std::is_same_v<T, std::string> && dtype_is_object(dtype_)));
+    return static_cast<T*>(raw_mutable_data());
+  }
+  template <class T>
+  const T& scalar_value() const { return data<T>()[0]; }
+
+  // Raw bytes of fixed-size elements (nullptr for object dtypes).
+  const void* raw_data() const;
+  void* raw_mutable_data();
+
+  // The same buffer seen with another shape of equal element count.
+  Expected<Tensor> reshaped(const Shape& shape) const;
+  // The same bytes relabelled as another dtype of equal element size
+  // (used for ref types and bitcasts); asserts sizes match.
+  Tensor with_dtype(DType dtype) const;
+
+  // True if no other Tensor shares this buffer.
+  bool is_unique() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+  bool shares_buffer_with(const Tensor& o) const { return buffer_ && buffer_ == o.buffer_; }
+
+  // Same dtype, shape and element values (bitwise for floats except that
+  // NaN == NaN; -0.0 == 0.0).
+  bool equals(const Tensor& o) const;
+  bool operator==(const Tensor& o) const { return equals(o); }
+  bool operator!=(const Tensor& o) const { return !equals(o); }
+  // "float32[2,2] [[1,2],[3,4]]"; at most max_elements values are shown.
+  std::string debug_string(int64_t max_elements = 64) const;
+  // The values alone, nested: "[[1,2],[3,4]]", "3", "true", "\"abc\"".
+  std::string values_string(int64_t max_elements = 64) const;
+
+ private:
+  DType dtype_ = DType::invalid;
+  Shape shape_;
+  std::shared_ptr<TensorBuffer> buffer_;
+};
+
+// One element of a POD tensor as double (for printing and tests).
+double element_as_double(const Tensor& t, int64_t i);
+
+}  // namespace tagflow::ops

@@ -1,0 +1,72 @@
+#include <boost/test/unit_test.hpp>
+
+#include "ops/tensor.hpp"
+
+using namespace tagflow::ops;
+
+BOOST_AUTO_TEST_SUITE(tensor)
+
+BOOST_AUTO_TEST_CASE(copies_share_the_buffer) {
+  Tensor a = Tensor::vector<float>({1, 2, 3});
+  BOOST_TEST(a.is_unique());
+  Tensor b = a;
+  BOOST_TEST(a.shares_buffer_with(b));
+  BOOST_TEST(!a.is_unique());
+  BOOST_TEST(b.data<float>()[2] == 3.0f);
+}
+
+BOOST_AUTO_TEST_CASE(new_tensors_are_zero_filled) {
+  Tensor t(DType::int64, Shape{3, 5});
+  BOOST_TEST(t.num_elements() == 15);
+  for (int64_t i = 0; i < 15; ++i) BOOST_TEST(t.data<int64_t>()[i] == 0);
+  Tensor s(DType::string, Shape{2});
+  BOOST_TEST(s.data<std::string>()[1].empty());
+}
+
+BOOST_AUTO_TEST_CASE(large_buffers_are_aligned) {
+  Tensor t(DType::float32, Shape{100});
+  BOOST_TEST(reinterpret_cast<uintptr_t>(t.raw_data()) % 64 == 0);
+}
+
+BOOST_AUTO_TEST_CASE(shapes_of_rank_zero_to_eight) {
+  BOOST_TEST(Shape{}.num_elements() == 1);
+  auto eight = Shape::make({1, 2, 1, 2, 1, 2, 1, 2});
+  BOOST_REQUIRE(eight.ok());
+  BOOST_TEST(eight->num_elements() == 16);
+  auto nine = Shape::make({1, 1, 1, 1, 1, 1, 1, 1, 1});
+  BOOST_TEST(!nine.ok());
+  BOOST_TEST(nine.status().message().find("rank 9") != std::string::npos);
+  BOOST_TEST(!Shape::make({2, -1}).ok());
+  BOOST_TEST(Shape({0, 3}).num_elements() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(reshape_keeps_the_buffer_and_checks_the_count) {
+  Tensor a = Tensor::vector<int32_t>({1, 2, 3, 4, 5, 6});
+  auto b = a.reshaped(Shape{2, 3});
+  BOOST_REQUIRE(b.ok());
+  BOOST_TEST(b->shares_buffer_with(a));
+  BOOST_TEST(b->values_string() == "[[1,2,3],[4,5,6]]");
+  BOOST_TEST(!a.reshaped(Shape{4}).ok());
+}
+
+BOOST_AUTO_TEST_CASE(equality_and_printing) {
+  Tensor a = Tensor::from_vector<double>(Shape{2, 2}, {1.5, 2, 3, 4});
+  Tensor b = Tensor::from_vector<double>(Shape{2, 2}, {1.5, 2, 3, 4});
+  Tensor c = Tensor::from_vector<double>(Shape{4}, {1.5, 2, 3, 4});
+  BOOST_TEST(a.equals(b));
+  BOOST_TEST(!a.equals(c));
+  BOOST_TEST(a.debug_string() == "float64[2,2] [[1.5,2],[3,4]]");
+  BOOST_TEST(Tensor::scalar(true).values_string() == "true");
+  BOOST_TEST(Tensor::string_scalar("a\"b").values_string() == "\"a\\\"b\"");
+}
+
+BOOST_AUTO_TEST_CASE(storage_only_dtypes) {
+  Tensor h(DType::half, Shape{3});
+  BOOST_TEST(h.byte_size() == 6u);
+  h.mutable_data<Eigen::half>()[1] = Eigen::half(2.5f);
+  BOOST_TEST(element_as_double(h, 1) == 2.5);
+  Tensor u(DType::uint8, Shape{2});
+  BOOST_TEST(u.byte_size() == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
