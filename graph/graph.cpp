@@ -1,10 +1,49 @@
 #include "graph/graph.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
+
+ops::OpRole node_role(const Node& n) {
+  using ops::OpRole;
+  if (n.def != nullptr) return n.def->role();
+  static const std::unordered_map<std::string_view, OpRole> kRoles = {
+      {"Switch", OpRole::switch_op},
+      {"RefSwitch", OpRole::switch_op},
+      {"_SwitchN", OpRole::switch_n},
+      {"Merge", OpRole::merge},
+      {"RefMerge", OpRole::merge},
+      {"Enter", OpRole::enter},
+      {"RefEnter", OpRole::enter},
+      {"Exit", OpRole::exit},
+      {"RefExit", OpRole::exit},
+      {"NextIteration", OpRole::next_iteration},
+      {"RefNextIteration", OpRole::next_iteration},
+      {"LoopCond", OpRole::loop_cond},
+      {"ControlTrigger", OpRole::control_trigger},
+      {"_Send", OpRole::send},
+      {"_HostSend", OpRole::send},
+      {"_Recv", OpRole::recv},
+      {"_HostRecv", OpRole::recv},
+      {"If", OpRole::function_call},
+      {"StatelessIf", OpRole::function_call},
+      {"_If", OpRole::function_call},
+      {"While", OpRole::function_call},
+      {"StatelessWhile", OpRole::function_call},
+      {"_While", OpRole::function_call},
+      {"Case", OpRole::function_call},
+      {"StatelessCase", OpRole::function_call},
+      {"For", OpRole::function_call},
+      {"PartitionedCall", OpRole::function_call},
+      {"StatefulPartitionedCall", OpRole::function_call},
+  };
+  auto it = kRoles.find(n.op);
+  return it == kRoles.end() ? OpRole::ordinary : it->second;
+}
 
 Graph::Graph() : library_(std::make_unique<tensorflow::FunctionDefLibrary>()) {}
 Graph::~Graph() = default;

@@ -30,6 +30,7 @@ using ops::DType;
 using ops::Error;
 using ops::Expected;
 using ops::Status;
+using ops::ok_status;
 
 using NodeId = int32_t;
 constexpr NodeId kNoNode = -1;
@@ -85,6 +86,12 @@ struct Versions {
            bad_consumers == o.bad_consumers;
   }
 };
+
+// The node's role for the executor: its def's role once validated, else
+// the role TensorFlow gives its op name (so that control-flow analysis and
+// the cycle check work on graphs that have not been, or cannot be, fully
+// validated).
+ops::OpRole node_role(const Node& n);
 
 class Graph {
  public:

@@ -1,0 +1,310 @@
+#include "graph/import.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include "graph/proto/graph_def.pb.h"
+#include "graph/tensor_proto.hpp"
+
+namespace tagflow::graph {
+
+namespace {
+
+namespace pb = google::protobuf;
+
+Status parse_error(const std::string& source, const std::string& message) {
+  return Status(Error::parse_error, source + ": " + message);
+}
+
+// Keeps the first error of protobuf's text parser as FILE:LINE:COL.
+class TextErrorCollector : public pb::io::ErrorCollector {
+ public:
+  explicit TextErrorCollector(const std::string& source) : source_(source) {}
+  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    if (!first_.empty()) return;
+    if (line < 0) {
+      first_ = source_ + ": " + message;
+    } else {
+      first_ = source_ + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1) +
+               ": " + message;
+    }
+  }
+  const std::string& first() const { return first_; }
+
+ private:
+  const std::string& source_;
+  std::string first_;
+};
+
+// A text GraphDef holds printable characters, whitespace and UTF-8; a binary
+// one with any node holds the tag byte 0x12 (NodeDef.op) and length bytes.
+bool is_text_byte(unsigned char c) {
+  return c >= 0x20 ? c != 0x7f : (c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v');
+}
+
+size_t count_binary_bytes(std::string_view bytes) {
+  size_t n = 0;
+  for (char c : bytes) n += is_text_byte(static_cast<unsigned char>(c)) ? 0 : 1;
+  return n;
+}
+
+// --- Binary containers --------------------------------------------------
+
+enum class Container { graph_def, meta_graph_def, saved_model };
+
+using Fields = pb::UnknownFieldSet;
+using Field = pb::UnknownField;
+
+bool parse_fields(std::string_view bytes, Fields* out) {
+  return out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+// True if `graph_bytes` looks like a GraphDef whose first entry of field 1
+// is a NodeDef (it has field 2, `op`); a FunctionDefLibrary's FunctionDefs
+// never have field 2. Tells MetaGraphDef{graph_def=2} from GraphDef{library=2}.
+bool holds_node_defs(const std::string& graph_bytes) {
+  Fields graph;
+  if (!parse_fields(graph_bytes, &graph)) return false;
+  for (int i = 0; i < graph.field_count(); ++i) {
+    const Field& f = graph.field(i);
+    if (f.number() != 1 || f.type() != Field::TYPE_LENGTH_DELIMITED) continue;
+    Fields node;
+    if (!parse_fields(f.length_delimited(), &node)) return false;
+    for (int j = 0; j < node.field_count(); ++j)
+      if (node.field(j).number() == 2) return true;
+    return false;
+  }
+  return false;
+}
+
+// Decides from the top-level wire structure (no typed parse, so nothing is
+// logged for garbage) what kind of message the bytes hold.
+Expected<Container> classify(std::string_view bytes, const std::string& source) {
+  Fields top;
+  if (!parse_fields(bytes, &top))
+    return parse_error(source, "not a valid binary protobuf (truncated or corrupt)");
+  bool varint_1 = false, len_3 = false, above_5 = false;
+  int len_1 = 0;
+  const std::string* field_2 = nullptr;
+  for (int i = 0; i < top.field_count(); ++i) {
+    const Field& f = top.field(i);
+    bool len = f.type() == Field::TYPE_LENGTH_DELIMITED;
+    switch (f.number()) {
+      case 1:
+        if (len) ++len_1;
+        varint_1 |= f.type() == Field::TYPE_VARINT;
+        break;
+      case 2: if (len) field_2 = &f.length_delimited(); break;
+      case 3: len_3 |= len; break;
+      default: above_5 |= f.number() > 5; break;
+    }
+  }
+  if (varint_1 && field_2 != nullptr) return Container::saved_model;
+  if (above_5 || len_3 || (len_1 <= 1 && field_2 != nullptr && holds_node_defs(*field_2)))
+    return Container::meta_graph_def;
+  // What remains must be a GraphDef: node=1, library=2, versions=4 and
+  // debug_info=5 length-delimited, version=3 a varint.
+  for (int i = 0; i < top.field_count(); ++i) {
+    const Field& f = top.field(i);
+    bool ok = f.number() == 3 ? f.type() == Field::TYPE_VARINT
+                              : f.type() == Field::TYPE_LENGTH_DELIMITED;
+    if (!ok)
+      return parse_error(source, "not a GraphDef (field " + std::to_string(f.number()) +
+                                     " has the wrong wire type)");
+  }
+  return Container::graph_def;
+}
+
+Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::string& source) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return parse_error(source, "file is larger than protobuf's 2 GiB limit");
+  TF_ASSIGN_OR_RETURN(Container kind, classify(bytes, source));
+  const int size = static_cast<int>(bytes.size());
+  tensorflow::GraphDef def;
+  switch (kind) {
+    case Container::graph_def:
+      if (!def.ParseFromArray(bytes.data(), size))
+        return parse_error(source, "not a valid binary GraphDef");
+      break;
+    case Container::meta_graph_def: {
+      tensorflow::MetaGraphDef meta;
+      if (!meta.ParseFromArray(bytes.data(), size))
+        return parse_error(source, "not a valid binary MetaGraphDef");
+      def = std::move(*meta.mutable_graph_def());
+      break;
+    }
+    case Container::saved_model: {
+      tensorflow::SavedModel model;
+      if (!model.ParseFromArray(bytes.data(), size))
+        return parse_error(source, "not a valid binary SavedModel");
+      if (model.meta_graphs_size() == 0)
+        return parse_error(source, "SavedModel holds no meta graph");
+      def = std::move(*model.mutable_meta_graphs(0)->mutable_graph_def());
+      break;
+    }
+  }
+  // Bytes that happen to decode (a wrong file, a cut at a field boundary of
+  // a small file) must not become a silently empty graph.
+  if (def.node_size() == 0 && def.library().function_size() == 0)
+    return parse_error(source, "binary GraphDef has no nodes and no functions");
+  return def;
+}
+
+// --- GraphDef -> Graph -----------------------------------------------------
+
+struct InputRef {
+  std::string_view name;
+  int port = 0;
+  bool control = false;
+};
+
+// "name", "name:k", "^name". Returns an empty string or what is wrong.
+std::string parse_input(std::string_view s, InputRef* out) {
+  out->control = !s.empty() && s.front() == '^';
+  if (out->control) s.remove_prefix(1);
+  size_t colon = s.find(':');
+  out->name = s.substr(0, colon);
+  out->port = 0;
+  if (out->name.empty()) return "has no node name";
+  if (colon == std::string_view::npos) return {};
+  if (out->control) return "is a control input with a port";
+  std::string_view digits = s.substr(colon + 1);
+  if (!digits.empty() && digits.front() == '-') return "has a negative port";
+  if (digits.empty() || digits.size() > 9) return "is malformed (expected name:port)";
+  int port = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return "is malformed (expected name:port)";
+    port = port * 10 + (c - '0');
+  }
+  out->port = port;
+  return {};
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+Status resolve_inputs(Graph& g, NodeId id, const tensorflow::NodeDef& def) {
+  Node& n = g.mutable_node(id);
+  n.inputs.reserve(static_cast<size_t>(def.input_size()));
+  for (int i = 0; i < def.input_size(); ++i) {
+    const std::string& text = def.input(i);
+    std::string what = "node " + quoted(n.name) + " input " + std::to_string(i) + " " + quoted(text);
+    InputRef ref;
+    std::string bad = parse_input(text, &ref);
+    if (!bad.empty()) return Status(Error::invalid_graph, what + " " + bad);
+    NodeId src = g.find(ref.name);
+    if (src == kNoNode)
+      return Status(Error::invalid_graph, what + " names a missing node " + quoted(ref.name));
+    if (ref.control) {
+      n.control_inputs.push_back(src);
+    } else {
+      if (!n.control_inputs.empty())
+        return Status(Error::invalid_graph, what + " is a data input after a control input");
+      n.inputs.push_back({src, ref.port});
+    }
+  }
+  return ok_status();
+}
+
+Expected<Node> node_from_proto(const tensorflow::NodeDef& def, int index) {
+  Node n;
+  if (def.name().empty())
+    return Status(Error::invalid_graph, "node #" + std::to_string(index) + " has no name");
+  if (def.name().find_first_of(":^") != std::string::npos)
+    return Status(Error::invalid_graph,
+                  "node name " + quoted(def.name()) + " contains ':' or '^'");
+  if (def.op().empty())
+    return Status(Error::invalid_graph, "node " + quoted(def.name()) + " has no op");
+  n.name = def.name();
+  n.op = def.op();
+  n.device = def.device();
+  for (const auto& [key, value] : def.attr()) {
+    auto v = attr_from_proto(value);
+    if (!v.ok())
+      return v.status().with_prefix("node " + quoted(n.name) + " attr " + quoted(key) + ": ");
+    n.attrs.emplace(key, std::move(v).value());
+  }
+  const auto& debug = def.experimental_debug_info();
+  n.original_node_names.assign(debug.original_node_names().begin(),
+                               debug.original_node_names().end());
+  n.original_func_names.assign(debug.original_func_names().begin(),
+                               debug.original_func_names().end());
+  return n;
+}
+
+}  // namespace
+
+Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source) {
+  const std::string prefix = source + ": ";
+  Graph g;
+  // All nodes first: an input may name a node defined later (back edges).
+  for (int i = 0; i < def.node_size(); ++i) {
+    auto node = node_from_proto(def.node(i), i);
+    if (!node.ok()) return node.status().with_prefix(prefix);
+    auto id = g.add_node(std::move(node).value());
+    if (!id.ok()) return id.status().with_prefix(prefix);
+  }
+  for (int i = 0; i < def.node_size(); ++i)
+    TF_RETURN_IF_ERROR(resolve_inputs(g, i, def.node(i)).with_prefix(prefix));
+  Versions v;
+  v.producer = def.versions().producer();
+  v.min_consumer = def.versions().min_consumer();
+  v.bad_consumers.assign(def.versions().bad_consumers().begin(),
+                         def.versions().bad_consumers().end());
+  g.set_versions(std::move(v));
+  g.mutable_library() = def.library();
+  return g;
+}
+
+Expected<Graph> import_graph_text(std::string_view text, const std::string& source) {
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
+  if (text.size() > static_cast<size_t>(INT_MAX))
+    return parse_error(source, "file is larger than protobuf's 2 GiB limit");
+  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  TextErrorCollector errors(source);
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  tensorflow::GraphDef def;
+  if (!parser.Parse(&input, &def))
+    return Status(Error::parse_error,
+                  errors.first().empty() ? source + ": malformed text GraphDef" : errors.first());
+  return graph_from_proto(def, source);
+}
+
+Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source) {
+  if (bytes.empty()) return parse_error(source, "empty file");
+  TF_ASSIGN_OR_RETURN(tensorflow::GraphDef def, parse_binary(bytes, source));
+  return graph_from_proto(def, source);
+}
+
+Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source) {
+  if (bytes.empty()) return parse_error(source, "empty file");
+  size_t binary = count_binary_bytes(bytes);
+  if (binary == 0) return import_graph_text(bytes, source);
+  auto g = import_graph_binary(bytes, source);
+  // A text file with a few stray control characters reads better as a
+  // text error (with a line and column) than as a binary one.
+  if (!g.ok() && binary * 20 < bytes.size()) return import_graph_text(bytes, source);
+  return g;
+}
+
+Expected<Graph> import_graph_file(const std::string& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return Status(Error::not_found, "cannot open " + quoted(path) + ": " + std::strerror(errno));
+  std::string bytes;
+  char buf[1 << 16];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof(buf), f.get())) > 0) bytes.append(buf, got);
+  if (std::ferror(f.get()))
+    return Status(Error::not_found, "cannot read " + quoted(path) + ": " + std::strerror(errno));
+  return import_graph_bytes(bytes, path);
+}
+
+}  // namespace tagflow::graph
