@@ -1,7 +1,197 @@
+// Stateful ops: resource and ref variables, stacks, TensorArrays and Assert.
+// Signatures only for now: their kernels need per-session state (the
+// ResourceManager of ops/kernel.hpp), which comes with the executor. Every
+// op here is stateful, so graph passes never prune, merge or reorder them
+// as if they were pure. Signatures follow TensorFlow's
+// resource_variable_ops.cc, state_ops.cc, data_flow_ops.cc and
+// logging_ops.cc.
 #include "ops/op_def.hpp"
 
 namespace tagflow::ops {
 
-void register_state_ops(OpRegistry&) {}
+namespace {
+
+// TensorFlow's `numbertype`.
+const std::vector<DType>& number_types() {
+  static const std::vector<DType> kTypes = {
+      DType::float32, DType::float64,   DType::int32,   DType::uint8,      DType::int16,
+      DType::int8,    DType::complex64, DType::int64,   DType::qint8,      DType::quint8,
+      DType::qint32,  DType::bfloat16,  DType::qint16,  DType::quint16,    DType::uint16,
+      DType::complex128, DType::half,   DType::uint32,  DType::uint64};
+  return kTypes;
+}
+
+PartialShape unknown_shape() { return PartialShape{true, {}}; }
+
+void add(OpRegistry& r, OpDef& d) { register_builtin(r, std::move(d.stateful())); }
+
+void register_resource_variables(OpRegistry& r) {
+  OpDef handle("VarHandleOp");
+  handle.output("resource: resource")
+      .attr("container", "string", std::string())
+      .attr("shared_name", "string", std::string())
+      .type_attr("dtype")
+      .attr("shape", "shape")
+      .attr("allowed_devices", "list(string)", AttrList{});
+  add(r, handle);
+  OpDef read("ReadVariableOp");
+  read.input("resource: resource").output("value: dtype").type_attr("dtype");
+  add(r, read);
+  OpDef assign("AssignVariableOp");
+  assign.input("resource: resource")
+      .input("value: dtype")
+      .type_attr("dtype")
+      .attr("validate_shape", "bool", false);
+  add(r, assign);
+  for (const char* name : {"AssignAddVariableOp", "AssignSubVariableOp"}) {
+    OpDef d(name);
+    d.input("resource: resource").input("value: dtype").type_attr("dtype");
+    add(r, d);
+  }
+  OpDef initialized("VarIsInitializedOp");
+  initialized.input("resource: resource").output("is_initialized: bool");
+  add(r, initialized);
+}
+
+void register_ref_variables(OpRegistry& r) {
+  OpDef variable("VariableV2");
+  variable.output("ref: Ref(dtype)")
+      .attr("shape", "shape")
+      .type_attr("dtype")
+      .attr("container", "string", std::string())
+      .attr("shared_name", "string", std::string());
+  add(r, variable);
+  OpDef assign("Assign");
+  assign.input("ref: Ref(T)")
+      .input("value: T")
+      .output("output_ref: Ref(T)")
+      .type_attr("T")
+      .attr("validate_shape", "bool", true)
+      .attr("use_locking", "bool", true);
+  add(r, assign);
+  for (const char* name : {"AssignAdd", "AssignSub"}) {
+    OpDef d(name);
+    d.input("ref: Ref(T)")
+        .input("value: T")
+        .output("output_ref: Ref(T)")
+        .type_attr("T", number_types())
+        .attr("use_locking", "bool", false);
+    add(r, d);
+  }
+  OpDef initialized("IsVariableInitialized");
+  initialized.input("ref: Ref(dtype)").output("is_initialized: bool").type_attr("dtype");
+  add(r, initialized);
+}
+
+void register_stacks(OpRegistry& r) {
+  OpDef stack("StackV2");
+  stack.input("max_size: int32")
+      .output("handle: resource")
+      .type_attr("elem_type")
+      .attr("stack_name", "string", std::string());
+  add(r, stack);
+  OpDef push("StackPushV2");
+  push.input("handle: resource")
+      .input("elem: T")
+      .output("output: T")
+      .type_attr("T")
+      .attr("swap_memory", "bool", false);
+  add(r, push);
+  OpDef pop("StackPopV2");
+  pop.input("handle: resource").output("elem: elem_type").type_attr("elem_type");
+  add(r, pop);
+  OpDef close("StackCloseV2");
+  close.input("handle: resource");
+  add(r, close);
+}
+
+void register_tensor_arrays(OpRegistry& r) {
+  OpDef array("TensorArrayV3");
+  array.input("size: int32")
+      .output("handle: resource")
+      .output("flow: float")
+      .type_attr("dtype")
+      .attr("element_shape", "shape", unknown_shape())
+      .attr("dynamic_size", "bool", false)
+      .attr("clear_after_read", "bool", true)
+      .attr("identical_element_shapes", "bool", false)
+      .attr("tensor_array_name", "string", std::string());
+  add(r, array);
+  OpDef grad("TensorArrayGradV3");
+  grad.input("handle: resource")
+      .input("flow_in: float")
+      .output("grad_handle: resource")
+      .output("flow_out: float")
+      .attr("source", "string");
+  add(r, grad);
+  OpDef write("TensorArrayWriteV3");
+  write.input("handle: resource")
+      .input("index: int32")
+      .input("value: T")
+      .input("flow_in: float")
+      .output("flow_out: float")
+      .type_attr("T");
+  add(r, write);
+  OpDef read("TensorArrayReadV3");
+  read.input("handle: resource")
+      .input("index: int32")
+      .input("flow_in: float")
+      .output("value: dtype")
+      .type_attr("dtype");
+  add(r, read);
+  OpDef gather("TensorArrayGatherV3");
+  gather.input("handle: resource")
+      .input("indices: int32")
+      .input("flow_in: float")
+      .output("value: dtype")
+      .type_attr("dtype")
+      .attr("element_shape", "shape", unknown_shape());
+  add(r, gather);
+  OpDef scatter("TensorArrayScatterV3");
+  scatter.input("handle: resource")
+      .input("indices: int32")
+      .input("value: T")
+      .input("flow_in: float")
+      .output("flow_out: float")
+      .type_attr("T");
+  add(r, scatter);
+  OpDef concat("TensorArrayConcatV3");
+  concat.input("handle: resource")
+      .input("flow_in: float")
+      .output("value: dtype")
+      .output("lengths: int64")
+      .type_attr("dtype")
+      .attr("element_shape_except0", "shape", unknown_shape());
+  add(r, concat);
+  OpDef split("TensorArraySplitV3");
+  split.input("handle: resource")
+      .input("value: T")
+      .input("lengths: int64")
+      .input("flow_in: float")
+      .output("flow_out: float")
+      .type_attr("T");
+  add(r, split);
+  OpDef size("TensorArraySizeV3");
+  size.input("handle: resource").input("flow_in: float").output("size: int32");
+  add(r, size);
+  OpDef close("TensorArrayCloseV3");
+  close.input("handle: resource");
+  add(r, close);
+}
+
+}  // namespace
+
+void register_state_ops(OpRegistry& r) {
+  register_resource_variables(r);
+  register_ref_variables(r);
+  register_stacks(r);
+  register_tensor_arrays(r);
+  OpDef assert_op("Assert");
+  assert_op.input("condition: bool")
+      .input("data: T")
+      .attr("T", "list(type)")
+      .attr("summarize", "int", int64_t{3});
+  add(r, assert_op);
+}
 
 }  // namespace tagflow::ops

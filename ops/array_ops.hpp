@@ -1,0 +1,38 @@
+// The array op family (TensorFlow's array_ops.cc): the pieces shared by its
+// files. register_array_ops (op_def.hpp) registers the whole family; it is
+// split by concept into array_ops.cpp (constants, placeholders, identities,
+// reshapes, shape queries, fills, Range), array_layout_ops.cpp (Transpose,
+// ConcatV2, Pack, Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice,
+// StridedSlice) and array_gather_ops.cpp (GatherV2, OneHot).
+// Kernels are immutable after creation; compute() is const and reentrant.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ops/op_def.hpp"
+
+namespace tagflow::ops {
+
+void register_array_layout_ops(OpRegistry& r);
+void register_array_slice_ops(OpRegistry& r);
+void register_array_gather_ops(OpRegistry& r);
+
+// The dtypes TensorFlow allows for shape, axis and perm arguments.
+inline const std::vector<DType>& index_dtypes() {
+  static const std::vector<DType> kTypes = {DType::int32, DType::int64};
+  return kTypes;
+}
+
+// A factory for a kernel class K with `Status init(const KernelInit&)`,
+// which reads the node's attrs once.
+template <class K>
+KernelFactory make_kernel_factory() {
+  return [](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
+    auto k = std::make_unique<K>();
+    TF_RETURN_IF_ERROR(k->init(init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  };
+}
+
+}  // namespace tagflow::ops

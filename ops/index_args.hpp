@@ -1,0 +1,34 @@
+// Index arguments of kernels: the axis, perm, begin, shape ... inputs that
+// TensorFlow types Tidx / Tshape / Tperm / Index (int32 or int64, sometimes
+// int16 or 8-bit), read into int64 whatever their dtype, and the checks every
+// kernel needs on them. Errors name the argument (`what`). Stateless free
+// functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/status.hpp"
+#include "ops/tensor.hpp"
+
+namespace tagflow::ops {
+
+// Every element of an integer tensor of any rank, in order.
+Expected<std::vector<int64_t>> read_int_values(const Tensor& t, const char* what);
+// A rank-1 integer tensor (`what` must be a vector).
+Expected<std::vector<int64_t>> read_int_vector(const Tensor& t, const char* what);
+// A scalar integer tensor; a vector of one element is accepted too, as
+// TensorFlow does for axis arguments.
+Expected<int64_t> read_int_scalar(const Tensor& t, const char* what);
+
+// `axis` in [-rank, rank) made non-negative; otherwise an error such as
+// "axis 3 is out of range for a tensor of rank 2 (must be in [-2, 2))".
+Expected<int> canonical_axis(int64_t axis, int rank, const char* what = "axis");
+
+// A shape from a rank-1 integer tensor of non-negative dimensions.
+Expected<Shape> shape_from_tensor(const Tensor& t, const char* what);
+
+// "[1,2,3]" — for messages.
+std::string ints_to_string(const std::vector<int64_t>& v);
+
+}  // namespace tagflow::ops

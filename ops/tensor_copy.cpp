@@ -1,0 +1,155 @@
+#include "ops/tensor_copy.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+namespace tagflow::ops {
+
+namespace {
+
+// Visits a simplified view (no size-1 dims, adjacent contiguous dims merged)
+// in row-major order: `move(dst_index, src_index, count)` copies `count`
+// elements contiguous in both, `move_one(dst_index, src_index)` one element.
+template <class Move, class MoveOne>
+void walk_view(const StridedView& v, Move&& move, MoveOne&& move_one) {
+  const int rank = static_cast<int>(v.dims.size());
+  if (rank == 0) {
+    move_one(0, v.offset);
+    return;
+  }
+  const int64_t inner = v.dims[rank - 1];
+  const int64_t inner_stride = v.strides[rank - 1];
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+  int64_t src = v.offset;
+  int64_t dst = 0;
+  while (true) {
+    if (inner_stride == 1) {
+      move(dst, src, inner);
+    } else {
+      for (int64_t i = 0; i < inner; ++i) move_one(dst + i, src + i * inner_stride);
+    }
+    dst += inner;
+    // Advance the odometer over the outer dims.
+    int d = rank - 2;
+    for (; d >= 0; --d) {
+      src += v.strides[d];
+      if (++index[d] < v.dims[d]) break;
+      src -= v.strides[d] * v.dims[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Drops size-1 dims and merges dims that are contiguous in the source.
+StridedView simplify(const StridedView& v) {
+  StridedView out;
+  out.offset = v.offset;
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (v.dims[i] == 1) continue;
+    if (!out.dims.empty() && out.strides.back() == v.strides[i] * v.dims[i]) {
+      out.dims.back() *= v.dims[i];
+      out.strides.back() = v.strides[i];
+      continue;
+    }
+    out.dims.push_back(v.dims[i]);
+    out.strides.push_back(v.strides[i]);
+  }
+  return out;
+}
+
+template <size_t N>
+void strided_copy_bytes(const Tensor& src, const StridedView& v, Tensor& dst) {
+  const auto* s = static_cast<const unsigned char*>(src.raw_data());
+  auto* d = static_cast<unsigned char*>(dst.raw_mutable_data());
+  walk_view(
+      v,
+      [&](int64_t di, int64_t si, int64_t n) {
+        std::memcpy(d + di * N, s + si * N, static_cast<size_t>(n) * N);
+      },
+      [&](int64_t di, int64_t si) { std::memcpy(d + di * N, s + si * N, N); });
+}
+
+}  // namespace
+
+Expected<Tensor> allocate_tensor(DType dtype, const Shape& shape) {
+  const int64_t n = shape.num_elements();
+  const int64_t elem = dtype_is_object(dtype) ? static_cast<int64_t>(sizeof(std::string))
+                                              : std::max(dtype_size(dtype), 1);
+  if (n > kMaxKernelTensorBytes / elem)
+    return Status(Error::resource_exhausted,
+                  "a " + dtype_name(dtype) + " tensor of shape " + shape.to_string() +
+                      " is larger than the kernel allocation limit of " +
+                      std::to_string(kMaxKernelTensorBytes) + " bytes");
+  try {
+    return Tensor(base_dtype(dtype), shape);
+  } catch (const std::bad_alloc&) {
+    return Status(Error::resource_exhausted, "out of memory allocating a " + dtype_name(dtype) +
+                                                 " tensor of shape " + shape.to_string());
+  } catch (const std::length_error&) {
+    return Status(Error::resource_exhausted, "cannot allocate a " + dtype_name(dtype) +
+                                                 " tensor of shape " + shape.to_string());
+  }
+}
+
+void copy_elements(const Tensor& src, int64_t src_offset, Tensor& dst, int64_t dst_offset,
+                   int64_t n) {
+  if (n <= 0) return;
+  if (dtype_is_object(dst.dtype())) {
+    const std::string* s = src.data<std::string>() + src_offset;
+    std::copy(s, s + n, dst.mutable_data<std::string>() + dst_offset);
+    return;
+  }
+  const size_t size = static_cast<size_t>(dtype_size(dst.dtype()));
+  std::memcpy(static_cast<unsigned char*>(dst.raw_mutable_data()) + dst_offset * size,
+              static_cast<const unsigned char*>(src.raw_data()) + src_offset * size, n * size);
+}
+
+void fill_elements(const Tensor& value, int64_t index, Tensor& dst, int64_t offset, int64_t n) {
+  if (n <= 0) return;
+  if (dtype_is_object(dst.dtype())) {
+    std::string* d = dst.mutable_data<std::string>() + offset;
+    std::fill(d, d + n, value.data<std::string>()[index]);
+    return;
+  }
+  const size_t size = static_cast<size_t>(dtype_size(dst.dtype()));
+  const auto* v = static_cast<const unsigned char*>(value.raw_data()) + index * size;
+  auto* d = static_cast<unsigned char*>(dst.raw_mutable_data()) + offset * size;
+  for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * size, v, size);
+}
+
+void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst) {
+  for (int64_t d : view.dims)
+    if (d == 0) return;
+  const StridedView v = simplify(view);
+  if (dtype_is_object(dst.dtype())) {
+    const std::string* s = src.data<std::string>();
+    std::string* d = dst.mutable_data<std::string>();
+    walk_view(
+        v, [&](int64_t di, int64_t si, int64_t n) { std::copy(s + si, s + si + n, d + di); },
+        [&](int64_t di, int64_t si) { d[di] = s[si]; });
+    return;
+  }
+  switch (dtype_size(dst.dtype())) {
+    case 1: strided_copy_bytes<1>(src, v, dst); break;
+    case 2: strided_copy_bytes<2>(src, v, dst); break;
+    case 4: strided_copy_bytes<4>(src, v, dst); break;
+    case 8: strided_copy_bytes<8>(src, v, dst); break;
+    case 16: strided_copy_bytes<16>(src, v, dst); break;
+    default: assert(false && "strided_copy: unexpected element size");
+  }
+}
+
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+  std::vector<int64_t> strides(static_cast<size_t>(shape.rank()));
+  int64_t s = 1;
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    strides[static_cast<size_t>(i)] = s;
+    s *= shape.dim(i);
+  }
+  return strides;
+}
+
+}  // namespace tagflow::ops

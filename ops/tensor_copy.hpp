@@ -1,0 +1,48 @@
+// Element movement for kernels that rearrange rather than compute: allocate
+// an output safely, copy runs of elements, and copy a strided view (the one
+// primitive behind Transpose, Slice, StridedSlice, Tile, BroadcastTo and
+// Unpack). Works for every dtype: fixed-size elements move as bytes, so
+// quantized, half and complex types need no dispatch; string, resource and
+// variant elements are copied as std::string objects.
+// Stateless free functions; thread-safe on distinct destination tensors.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/status.hpp"
+#include "ops/tensor.hpp"
+
+namespace tagflow::ops {
+
+// The largest tensor a kernel allocates; a bigger request is an error
+// (resource_exhausted), as is a failed allocation, rather than a crash.
+inline constexpr int64_t kMaxKernelTensorBytes = int64_t{1} << 34;
+
+// A zero-filled tensor (empty strings) for a kernel output.
+Expected<Tensor> allocate_tensor(DType dtype, const Shape& shape);
+
+// Copies n elements from src[src_offset...] to dst[dst_offset...]. Both have
+// the same base dtype; dst was just allocated by the caller.
+void copy_elements(const Tensor& src, int64_t src_offset, Tensor& dst, int64_t dst_offset,
+                   int64_t n);
+
+// Sets dst[offset...offset+n) to the single element value[index].
+void fill_elements(const Tensor& value, int64_t index, Tensor& dst, int64_t offset, int64_t n);
+
+// Element (i_0, ..., i_k) of the view is src[offset + sum_j i_j * strides[j]].
+// Strides may be negative (reversed slices) or zero (broadcast, tile).
+struct StridedView {
+  int64_t offset = 0;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+};
+
+// Writes the view's elements in row-major order to dst, which holds exactly
+// the product of view.dims elements. The view must stay inside src.
+void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst);
+
+// Row-major element strides of a shape: {12, 4, 1} for [2,3,4].
+std::vector<int64_t> row_major_strides(const Shape& shape);
+
+}  // namespace tagflow::ops
