@@ -1,0 +1,161 @@
+#include "actors/executable.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tagflow::actors {
+
+const char* to_string(NodeKind k) {
+  switch (k) {
+    case NodeKind::ordinary: return "ordinary";
+    case NodeKind::switch_op: return "Switch";
+    case NodeKind::switch_n: return "_SwitchN";
+    case NodeKind::merge: return "Merge";
+    case NodeKind::enter: return "Enter";
+    case NodeKind::exit: return "Exit";
+    case NodeKind::next_iteration: return "NextIteration";
+    case NodeKind::loop_cond: return "LoopCond";
+    case NodeKind::control_trigger: return "ControlTrigger";
+    case NodeKind::arg: return "_Arg";
+    case NodeKind::retval: return "_Retval";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Ops whose kernels cost enough that an iteration hands them to workers when
+// several are ready at once.
+bool is_expensive_op(const std::string& op) {
+  return op == "MatMul" || op == "BatchMatMulV2";
+}
+
+Expected<NodeKind> kind_of(const graph::Node& n, const std::string& partition) {
+  if (n.op == "_Arg") return NodeKind::arg;
+  if (n.op == "_Retval") return NodeKind::retval;
+  if (n.def == nullptr)
+    return Status(ops::Error::unimplemented,
+                  fmt::format("node '{}' on partition {}: op '{}' is not known to tagflow",
+                              n.name, partition, n.op));
+  switch (n.def->role()) {
+    case ops::OpRole::ordinary: return NodeKind::ordinary;
+    case ops::OpRole::switch_op: return NodeKind::switch_op;
+    case ops::OpRole::switch_n: return NodeKind::switch_n;
+    case ops::OpRole::merge: return NodeKind::merge;
+    case ops::OpRole::enter: return NodeKind::enter;
+    case ops::OpRole::exit: return NodeKind::exit;
+    case ops::OpRole::next_iteration: return NodeKind::next_iteration;
+    case ops::OpRole::loop_cond: return NodeKind::loop_cond;
+    case ops::OpRole::control_trigger: return NodeKind::control_trigger;
+    case ops::OpRole::send:
+    case ops::OpRole::recv:
+      return Status(ops::Error::unimplemented,
+                    fmt::format("node '{}' on partition {}: {} needs a partitioned run",
+                                n.name, partition, n.op));
+    case ops::OpRole::function_call:
+      return Status(ops::Error::unimplemented,
+                    fmt::format("node '{}' on partition {}: functional op {} must be lowered "
+                                "to Switch/Merge/Enter/Exit before it runs",
+                                n.name, partition, n.op));
+  }
+  return Status(ops::Error::internal, "unknown op role");
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<const Executable>> Executable::build(graph::Graph g,
+                                                              std::string partition) {
+  auto exec = std::make_shared<Executable>();
+  exec->graph_ = std::move(g);
+  exec->partition_ = std::move(partition);
+  TF_RETURN_IF_ERROR(exec->init());
+  return std::shared_ptr<const Executable>(std::move(exec));
+}
+
+Status Executable::init() {
+  TF_ASSIGN_OR_RETURN(control_flow_, graph::analyze_control_flow(graph_));
+  const int n = graph_.num_nodes();
+  items_.resize(static_cast<size_t>(n));
+  frames_.resize(control_flow_.frames.size());
+  for (size_t f = 0; f < frames_.size(); ++f) {
+    const graph::FrameInfo& info = control_flow_.frames[f];
+    frames_[f].name = info.name;
+    frames_[f].parent = info.parent;
+    frames_[f].parallel_iterations = std::max<int64_t>(info.parallel_iterations, 1);
+  }
+
+  for (NodeId id = 0; id < n; ++id) {
+    const graph::Node& node = graph_.node(id);
+    NodeItem& item = items_[static_cast<size_t>(id)];
+    item.node_id = id;
+    item.node = &node;
+    TF_ASSIGN_OR_RETURN(item.kind, kind_of(node, partition_));
+    item.num_inputs = static_cast<int>(node.inputs.size());
+    item.num_control_inputs = static_cast<int>(node.control_inputs.size());
+    item.num_outputs = graph_.num_outputs(id);
+    item.frame = control_flow_.frame_of[static_cast<size_t>(id)];
+    item.expensive = is_expensive_op(node.op);
+    if (item.kind == NodeKind::ordinary) {
+      ops::KernelInit init{node.name, node.attrs, node.input_types, node.output_types};
+      auto kernel = node.def->make_kernel(init);
+      if (!kernel.ok())
+        return kernel.status().with_prefix(
+            fmt::format("node '{}' ({}) on partition {}: ", node.name, node.op, partition_));
+      item.kernel = std::move(kernel).value();
+    }
+    if (item.kind == NodeKind::arg || item.kind == NodeKind::retval) {
+      const int64_t* index = node.attr<int64_t>("index");
+      item.index = index == nullptr ? 0 : static_cast<int>(*index);
+      if (item.kind == NodeKind::arg) num_args_ = std::max(num_args_, item.index + 1);
+      else num_retvals_ = std::max(num_retvals_, item.index + 1);
+      if (item.frame != graph::kRootFrame)
+        return Status(ops::Error::invalid_argument,
+                      fmt::format("node '{}' on partition {}: feeds and fetches must be in the "
+                                  "root frame, not inside frame '{}'",
+                                  node.name, partition_, frames_[static_cast<size_t>(item.frame)].name));
+    }
+    if (item.kind == NodeKind::enter) {
+      const std::string* frame_name = node.attr<std::string>("frame_name");
+      item.enter_frame = frame_name ? control_flow_.find_frame(*frame_name) : -1;
+      if (item.enter_frame < 0)
+        return Status(ops::Error::invalid_graph,
+                      fmt::format("Enter '{}' on partition {} names no frame", node.name, partition_));
+      const bool* is_constant = node.attr<bool>("is_constant");
+      item.is_constant = is_constant != nullptr && *is_constant;
+      ++frames_[static_cast<size_t>(item.enter_frame)].num_enters;
+    }
+    if (item.kind == NodeKind::merge) {
+      item.merge_back_edge.resize(node.inputs.size());
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const graph::Node& src = graph_.node(node.inputs[i].node);
+        bool back = src.def != nullptr && src.def->role() == ops::OpRole::next_iteration;
+        item.merge_back_edge[i] = back;
+        (back ? item.merge_back_inputs : item.merge_forward_inputs)++;
+      }
+    }
+
+    FrameLayout& layout = frames_[static_cast<size_t>(item.frame)];
+    item.local_id = static_cast<int>(layout.items.size());
+    item.input_start = layout.num_input_slots;
+    layout.items.push_back(id);
+    layout.num_input_slots += item.num_inputs;
+    int pending = item.num_control_inputs + (item.kind == NodeKind::merge ? 0 : item.num_inputs);
+    layout.initial_pending.push_back(pending);
+    if (item.num_inputs + item.num_control_inputs == 0) layout.sources.push_back(id);
+    if (item.kind == NodeKind::exit) layout.exits.push_back(id);
+
+    for (const graph::OutEdge& e : graph_.out_edges(id)) item.out_edges.push_back({e.src_port, e.dst, e.dst_input});
+    std::stable_sort(item.out_edges.begin(), item.out_edges.end(), [](const EdgeOut& a, const EdgeOut& b) {
+      return (a.src_port < 0 ? 1 << 30 : a.src_port) < (b.src_port < 0 ? 1 << 30 : b.src_port);
+    });
+    for (const EdgeOut& e : item.out_edges)
+      if (e.src_port >= item.num_outputs)
+        return Status(ops::Error::invalid_graph,
+                      fmt::format("node '{}' on partition {} has no output {}", node.name,
+                                  partition_, e.src_port));
+  }
+  return ops::ok_status();
+}
+
+}  // namespace tagflow::actors

@@ -1,0 +1,114 @@
+// Executable: what is analysed once about one partition's graph and then
+// shared, read-only, by every step and every actor that runs it — each
+// node's kernel, kind, frame and out edges, and per static frame the layout
+// of an iteration's state (local node order, input slots, initial pending
+// counts, Exits, number of Enters). Immutable after build(); thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/control_flow.hpp"
+#include "graph/graph.hpp"
+#include "ops/kernel.hpp"
+
+namespace tagflow::actors {
+
+using graph::FrameId;
+using graph::NodeId;
+using ops::Expected;
+using ops::Status;
+
+// How the executor treats a node (DESIGN.md §3).
+enum class NodeKind {
+  ordinary,
+  switch_op,
+  switch_n,
+  merge,
+  enter,
+  exit,
+  next_iteration,
+  loop_cond,
+  control_trigger,
+  arg,     // a fed value: `_Arg` with attr index into the step's feeds
+  retval,  // a fetched value: `_Retval` with attr index into the fetches
+};
+
+const char* to_string(NodeKind k);
+
+struct EdgeOut {
+  int src_port;   // kControlPort for a control edge
+  int dst;        // item index
+  int dst_slot;   // input index at dst; kControlPort for a control edge
+};
+
+struct NodeItem {
+  NodeId node_id = graph::kNoNode;
+  const graph::Node* node = nullptr;  // owned by the Executable's graph
+  NodeKind kind = NodeKind::ordinary;
+  std::unique_ptr<ops::Kernel> kernel;  // ordinary nodes only
+  bool expensive = false;  // worth handing to a worker (MatMul and the like)
+  FrameId frame = graph::kRootFrame;  // the static frame of this node
+  int local_id = 0;       // index among its frame's nodes
+  int input_start = 0;    // first input slot in its frame's iteration state
+  int num_inputs = 0;     // data inputs
+  int num_control_inputs = 0;
+  int num_outputs = 0;
+  std::vector<EdgeOut> out_edges;  // data edges by port, then control edges
+  // Enter: the frame it enters, and whether its value is a loop invariant.
+  FrameId enter_frame = graph::kRootFrame;
+  bool is_constant = false;
+  // Merge: data inputs that come from NextIteration (back edges); iteration
+  // 0 waits only for the others, later iterations only for these.
+  std::vector<bool> merge_back_edge;
+  int merge_forward_inputs = 0;
+  int merge_back_inputs = 0;
+  int index = 0;  // _Arg / _Retval index
+};
+
+struct FrameLayout {
+  std::string name;
+  FrameId parent = -1;
+  int64_t parallel_iterations = 1;
+  std::vector<int> items;       // item indices of the frame's nodes, by local id
+  int num_input_slots = 0;
+  int num_enters = 0;           // Enters (of any parent iteration) that enter it
+  std::vector<int> exits;       // item indices of its Exits
+  std::vector<int> sources;     // items ready as soon as an iteration starts
+  std::vector<int> initial_pending;  // by local id: inputs still to arrive
+                                     // (Merges: control inputs only)
+};
+
+class Executable {
+ public:
+  // Makes every kernel and lays out every frame. The graph must be
+  // validated; errors (a kernel that cannot be made, an unsupported op)
+  // name the node. `partition` names the partition in error messages.
+  static Expected<std::shared_ptr<const Executable>> build(graph::Graph g,
+                                                           std::string partition = "local");
+
+  const graph::Graph& graph() const { return graph_; }
+  const graph::ControlFlowInfo& control_flow() const { return control_flow_; }
+  const std::vector<NodeItem>& items() const { return items_; }
+  const NodeItem& item(int i) const { return items_[static_cast<size_t>(i)]; }
+  const FrameLayout& frame(FrameId f) const { return frames_[static_cast<size_t>(f)]; }
+  int num_frames() const { return static_cast<int>(frames_.size()); }
+  const std::string& partition() const { return partition_; }
+  int num_args() const { return num_args_; }
+  int num_retvals() const { return num_retvals_; }
+  bool has_control_flow() const { return frames_.size() > 1; }
+
+ private:
+  Status init();
+
+  graph::Graph graph_;
+  graph::ControlFlowInfo control_flow_;
+  std::vector<NodeItem> items_;  // indexed by NodeId
+  std::vector<FrameLayout> frames_;
+  std::string partition_;
+  int num_args_ = 0;
+  int num_retvals_ = 0;
+};
+
+}  // namespace tagflow::actors

@@ -1,0 +1,200 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "actors/step_actors.hpp"
+
+namespace tagflow::actors {
+
+FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, FrameId frame,
+                       Tag tag, caf::actor parent)
+    : caf::event_based_actor(cfg),
+      exec_(std::move(exec)),
+      step_(std::move(step)),
+      frame_(frame),
+      tag0_(std::move(tag)),
+      parent_(std::move(parent)),
+      layout_(exec_->frame(frame)),
+      exit_live_(layout_.exits.size(), false) {}
+
+std::string FrameActor::role() const {
+  if (tag0_.is_root()) return "frame /";
+  std::string t = tag0_.to_string();
+  return "frame " + t.substr(0, t.size() - 2);  // drop the "/0" of iteration 0
+}
+
+void FrameActor::trace(EventKind kind, int64_t iteration, std::string detail) {
+  EventSink* sink = step_->context.events;
+  if (sink == nullptr) return;
+  Event e{kind};
+  e.time_ns = sink->now_ns();
+  e.step = step_->context.step_id;
+  e.partition = exec_->partition();
+  e.tag = tag0_.with_iteration(iteration).to_string();
+  e.detail = detail.empty() ? layout_.name : std::move(detail);
+  sink->record(std::move(e));
+}
+
+caf::behavior FrameActor::make_behavior() {
+  trace(EventKind::frame_created, 0);
+  start_iteration(0, {});
+  return {
+      [=](enter_atom, ValueBatch& batch) { on_enter(batch); },
+      [=](report_atom, IterationReport& r) { on_report(r); },
+  };
+}
+
+void FrameActor::fail(const Status& s) { quit(to_caf_error(s)); }
+
+// Sends values to a started, not yet done iteration.
+void FrameActor::send_to(int64_t iteration, std::vector<OutValue> values) {
+  Slot& s = slot(iteration);
+  ++s.sent;
+  if (EventSink* sink = step_->context.events) {
+    for (const OutValue& v : values) {
+      Event e(EventKind::message_sent);
+      e.time_ns = sink->now_ns();
+      e.step = step_->context.step_id;
+      e.partition = exec_->partition();
+      e.tag = tag0_.with_iteration(iteration).to_string();
+      e.from = role();
+      e.to = "iteration " + e.tag;
+      e.key = "deliver:" + exec_->item(v.item).node->name;
+      e.dead = v.dead;
+      e.bytes = static_cast<int64_t>(v.value.byte_size());
+      sink->record(std::move(e));
+    }
+  }
+  send(s.actor, deliver_atom::value, ValueBatch{std::move(values)});
+}
+
+// Starts `iteration` (the next one) with `values` plus the loop invariants.
+// False if the step must stop (too many iterations).
+bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values) {
+  if (step_->max_iterations > 0 && iteration >= step_->max_iterations) {
+    fail(Status(ops::Error::resource_exhausted,
+                fmt::format("frame '{}' at tag {} on partition {} exceeded the limit of {} "
+                            "iterations (--max-iterations)",
+                            layout_.name, tag0_.with_iteration(iteration).to_string(),
+                            exec_->partition(), step_->max_iterations)));
+    return false;
+  }
+  caf::actor a;
+  if (!idle_.empty()) {
+    a = std::move(idle_.back());
+    idle_.pop_back();
+  } else {
+    a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this));
+  }
+  active_.push_back(Slot{a, 1, 0, false});
+  values.insert(values.end(), invariants_.begin(), invariants_.end());
+  trace(EventKind::iteration_started, iteration);
+  send(a, start_atom::value, frame_, tag0_.with_iteration(iteration), ValueBatch{std::move(values)});
+  return true;
+}
+
+// Enter values come from the parent iteration while iteration 0 is still
+// running (it is not done before every Enter has arrived).
+void FrameActor::on_enter(ValueBatch& batch) {
+  if (active_.empty() || oldest_ != 0) {
+    fail(Status(ops::Error::internal,
+                fmt::format("frame '{}' on partition {} got an Enter value after iteration 0",
+                            layout_.name, exec_->partition())));
+    return;
+  }
+  std::vector<OutValue> to_first;
+  for (OutValue& v : batch.values) {
+    ++enters_arrived_;
+    if (exec_->item(v.item).is_constant) {
+      // A loop invariant reaches every iteration, running or still to come.
+      for (int64_t i = 1; i < static_cast<int64_t>(active_.size()); ++i) send_to(i, {v});
+      invariants_.push_back(v);
+    }
+    to_first.push_back(std::move(v));
+  }
+  send_to(0, std::move(to_first));
+  advance();
+}
+
+void FrameActor::on_report(IterationReport& r) {
+  if (r.iteration < oldest_ || r.iteration >= oldest_ + static_cast<int64_t>(active_.size())) {
+    fail(Status(ops::Error::internal,
+                fmt::format("frame '{}' on partition {} got a report for iteration {}, which is "
+                            "not running",
+                            layout_.name, exec_->partition(), r.iteration)));
+    return;
+  }
+  Slot& s = slot(r.iteration);
+  s.received = r.received;
+  s.quiescent = r.quiescent;
+  for (OutValue& f : r.fetches) fetches_.push_back(std::move(f));
+
+  std::vector<OutValue> live_exits;
+  for (OutValue& x : r.exits) {
+    if (x.dead) continue;  // a dead Exit counts only when the frame is done
+    auto pos = std::find(layout_.exits.begin(), layout_.exits.end(), x.item) - layout_.exits.begin();
+    if (exit_live_[static_cast<size_t>(pos)]) {
+      fail(Status(ops::Error::invalid_graph,
+                  fmt::format("Exit '{}' got a second live value at tag {} on partition {}",
+                              exec_->item(x.item).node->name,
+                              tag0_.with_iteration(r.iteration).to_string(), exec_->partition())));
+      return;
+    }
+    exit_live_[static_cast<size_t>(pos)] = true;
+    live_exits.push_back(std::move(x));
+  }
+  if (!live_exits.empty()) send(parent_, exits_atom::value, frame_, ValueBatch{std::move(live_exits)});
+
+  if (!r.next_iterations.empty()) {
+    int64_t next = r.iteration + 1;
+    int64_t end = oldest_ + static_cast<int64_t>(active_.size());
+    if (next < end) {
+      send_to(next, std::move(r.next_iterations));
+    } else if (end - oldest_ < layout_.parallel_iterations) {
+      if (!start_iteration(next, std::move(r.next_iterations))) return;
+    } else {
+      if (!deferred_) deferred_.emplace();
+      for (OutValue& v : r.next_iterations) deferred_->push_back(std::move(v));
+    }
+  }
+  advance();
+}
+
+// Retires finished iterations in order, starts a deferred one when the
+// window allows, and finishes the frame when everything is done.
+void FrameActor::advance() {
+  while (!active_.empty()) {
+    Slot& s = active_.front();
+    bool inputs_done = oldest_ > 0 || enters_arrived_ == layout_.num_enters;
+    if (!(s.quiescent && s.received == s.sent && inputs_done)) break;
+    trace(EventKind::iteration_done, oldest_);
+    idle_.push_back(std::move(s.actor));
+    active_.pop_front();
+    ++oldest_;
+    if (deferred_ && static_cast<int64_t>(active_.size()) < layout_.parallel_iterations) {
+      std::vector<OutValue> values = std::move(*deferred_);
+      deferred_.reset();
+      if (!start_iteration(oldest_ + static_cast<int64_t>(active_.size()), std::move(values))) return;
+    }
+  }
+  if (active_.empty() && !deferred_ && !finished_) finish();
+}
+
+void FrameActor::finish() {
+  finished_ = true;
+  std::vector<OutValue> dead_exits;
+  for (size_t i = 0; i < layout_.exits.size(); ++i)
+    if (!exit_live_[i]) dead_exits.push_back({layout_.exits[i], ops::Tensor(), true});
+  if (!dead_exits.empty()) send(parent_, exits_atom::value, frame_, ValueBatch{std::move(dead_exits)});
+  if (tag0_.is_root()) {
+    send(parent_, step_result_atom::value, ValueBatch{std::move(fetches_)});
+  } else {
+    send(parent_, frame_done_atom::value, frame_);
+  }
+  for (caf::actor& a : idle_) send(a, finish_atom::value);
+  idle_.clear();
+  trace(EventKind::frame_done, oldest_ - 1);
+  quit();
+}
+
+}  // namespace tagflow::actors

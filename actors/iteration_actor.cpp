@@ -1,0 +1,115 @@
+#include <fmt/format.h>
+
+#include "actors/step_actors.hpp"
+
+namespace tagflow::actors {
+
+IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step,
+                               caf::actor frame)
+    : caf::event_based_actor(cfg),
+      exec_(std::move(exec)),
+      step_(std::move(step)),
+      frame_(std::move(frame)) {}
+
+void IterationActor::trace_received(const char* key, const ValueBatch& batch,
+                                    const std::string& from) {
+  EventSink* sink = step_->context.events;
+  if (sink == nullptr) return;
+  for (const OutValue& v : batch.values) {
+    Event e(EventKind::message_received);
+    e.time_ns = sink->now_ns();
+    e.step = step_->context.step_id;
+    e.partition = exec_->partition();
+    e.tag = state_.tag().to_string();
+    e.from = from;
+    e.to = "iteration " + e.tag;
+    e.key = std::string(key) + ":" + exec_->item(v.item).node->name;
+    e.dead = v.dead;
+    e.bytes = static_cast<int64_t>(v.value.byte_size());
+    sink->record(std::move(e));
+  }
+}
+
+void IterationActor::deliver(const ValueBatch& batch) {
+  for (const OutValue& v : batch.values) {
+    Status s = state_.deliver(v.item, v.value, v.dead);
+    if (!s.ok()) {
+      quit(to_caf_error(s));
+      return;
+    }
+  }
+}
+
+caf::behavior IterationActor::make_behavior() {
+  return {
+      [=](start_atom, FrameId frame, Tag& tag, ValueBatch& batch) {
+        state_.reset(*exec_, frame, std::move(tag));
+        children_.clear();
+        outstanding_children_ = 0;
+        received_ = 1;
+        reported_received_ = -1;
+        trace_received("start", batch, "frame");
+        deliver(batch);
+        run_and_report();
+      },
+      [=](deliver_atom, ValueBatch& batch) {
+        ++received_;
+        trace_received("deliver", batch, "frame");
+        deliver(batch);
+        run_and_report();
+      },
+      [=](exits_atom, FrameId child, ValueBatch& batch) {
+        trace_received("exit", batch, "frame " + exec_->frame(child).name);
+        deliver(batch);
+        run_and_report();
+      },
+      [=](frame_done_atom, FrameId child) {
+        children_.erase(child);
+        --outstanding_children_;
+        run_and_report();
+      },
+      [=](finish_atom) { quit(); },
+  };
+}
+
+void IterationActor::run_and_report() {
+  if (getf(is_terminated_flag)) return;
+  Status s = state_.run(step_->context, outbox_);
+  if (!s.ok()) {
+    quit(to_caf_error(s));
+    return;
+  }
+  // Enter values go to the child frame instance, spawned by the first one.
+  if (!outbox_.enters.empty()) {
+    std::map<FrameId, ValueBatch> by_frame;
+    for (OutValue& v : outbox_.enters)
+      by_frame[exec_->item(v.item).enter_frame].values.push_back(std::move(v));
+    outbox_.enters.clear();
+    for (auto& [frame, batch] : by_frame) {
+      caf::actor& child = children_[frame];
+      if (!child) {
+        Tag child_tag = state_.tag().child(exec_->frame(frame).name, 0);
+        child = spawn<FrameActor, caf::linked>(exec_, step_, frame, std::move(child_tag),
+                                               caf::actor_cast<caf::actor>(this));
+        ++outstanding_children_;
+      }
+      send(child, enter_atom::value, std::move(batch));
+    }
+  }
+  const bool quiescent = outstanding_children_ == 0 && !state_.has_ready();
+  const bool news = !outbox_.next_iterations.empty() || !outbox_.exits.empty() ||
+                    !outbox_.fetches.empty();
+  if (!news && !(quiescent && reported_received_ != received_)) return;
+  IterationReport r;
+  r.iteration = state_.iteration();
+  r.next_iterations = std::move(outbox_.next_iterations);
+  r.exits = std::move(outbox_.exits);
+  r.fetches = std::move(outbox_.fetches);
+  outbox_.clear();
+  r.quiescent = quiescent;
+  r.received = received_;
+  if (quiescent) reported_received_ = received_;
+  send(frame_, report_atom::value, std::move(r));
+}
+
+}  // namespace tagflow::actors

@@ -1,0 +1,215 @@
+#include "actors/iteration_state.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace tagflow::actors {
+
+namespace {
+
+// pending_ of a node that has been made ready: later arrivals (possible only
+// for a Merge) must not make it ready again.
+constexpr int kFired = -(1 << 28);
+
+bool is_true(const ops::Tensor& pred) {
+  return pred.num_elements() > 0 && pred.dtype() == ops::DType::boolean &&
+         pred.data<bool>()[0];
+}
+
+}  // namespace
+
+void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
+  exec_ = &exec;
+  frame_ = frame;
+  tag_ = std::move(tag);
+  const FrameLayout& layout = exec.frame(frame);
+  pending_ = layout.initial_pending;
+  dead_count_.assign(layout.items.size(), 0);
+  merge_live_.assign(layout.items.size(), 0);
+  inputs_.clear();
+  inputs_.resize(static_cast<size_t>(layout.num_input_slots));
+  ready_.clear();
+  for (int s : layout.sources) {
+    pending_[static_cast<size_t>(exec.item(s).local_id)] = kFired;
+    ready_.push_back(s);
+  }
+  nodes_run_ = 0;
+}
+
+int IterationState::merge_expected_inputs(const NodeItem& item) const {
+  if (item.merge_back_inputs == 0) return item.num_inputs;
+  return iteration() == 0 ? item.merge_forward_inputs : item.merge_back_inputs;
+}
+
+Status IterationState::activate(int dst_item, int dst_slot, const ops::Tensor* value, bool dead) {
+  const NodeItem& dst = exec_->item(dst_item);
+  const size_t local = static_cast<size_t>(dst.local_id);
+  int& pending = pending_[local];
+
+  if (dst.kind == NodeKind::merge) {
+    if (dst_slot == graph::kControlPort) {
+      if (pending != kFired) --pending;
+    } else if (dead) {
+      ++dead_count_[local];
+    } else {
+      if (merge_live_[local] != 0) {
+        return Status(ops::Error::dead_value,
+                      fmt::format("Merge '{}' got two live inputs (inputs {} and {}) at tag {} "
+                                  "on partition {}",
+                                  dst.node->name, merge_live_[local] - 1, dst_slot,
+                                  tag_.to_string(), exec_->partition()));
+      }
+      merge_live_[local] = dst_slot + 1;
+      inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = *value;
+    }
+    if (pending == kFired || pending > 0) return ops::ok_status();
+    bool all_dead = dead_count_[local] >= merge_expected_inputs(dst);
+    if (merge_live_[local] != 0 || all_dead) {
+      pending = kFired;
+      ready_.push_back(dst_item);
+    }
+    return ops::ok_status();
+  }
+
+  if (dead) ++dead_count_[local];
+  if (dst_slot != graph::kControlPort && !dead)
+    inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = *value;
+  if (--pending == 0) {
+    pending = kFired;
+    ready_.push_back(dst_item);
+  }
+  return ops::ok_status();
+}
+
+Status IterationState::propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead) {
+  for (const EdgeOut& e : item.out_edges) {
+    if (e.src_port == graph::kControlPort) {
+      TF_RETURN_IF_ERROR(activate(e.dst, graph::kControlPort, nullptr, node_dead));
+    } else {
+      const ops::Tensor& v = outputs[e.src_port];
+      TF_RETURN_IF_ERROR(activate(e.dst, e.dst_slot, &v, !v.valid()));
+    }
+  }
+  return ops::ok_status();
+}
+
+Status IterationState::deliver(int src_item, const ops::Tensor& value, bool dead) {
+  ops::Tensor v = dead ? ops::Tensor() : value;
+  return propagate(exec_->item(src_item), &v, dead);
+}
+
+Status IterationState::node_error(const NodeItem& item, const Status& s) const {
+  return Status(s.code(), fmt::format("{} '{}' at tag {} on partition {}: {}", item.node->op,
+                                      item.node->name, tag_.to_string(), exec_->partition(),
+                                      s.message()));
+}
+
+Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Outbox& out) {
+  const size_t local = static_cast<size_t>(item.local_id);
+  ops::Tensor* in = inputs_.data() + item.input_start;
+  const bool any_dead = dead_count_[local] > 0;
+  outputs_.clear();
+  outputs_.resize(static_cast<size_t>(std::max(item.num_outputs, 1)));
+  ops::Tensor* outp = outputs_.data();
+  bool node_dead = any_dead;
+
+  switch (item.kind) {
+    case NodeKind::ordinary:
+    case NodeKind::loop_cond:
+      if (!any_dead) {
+        if (item.kind == NodeKind::loop_cond) {
+          outp[0] = std::move(in[0]);
+        } else {
+          ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources);
+          Status s = item.kernel->compute(kctx);
+          for (int i = 0; i < item.num_inputs; ++i) in[i] = ops::Tensor();
+          if (!s.ok()) return node_error(item, s);
+          for (int i = 0; i < item.num_outputs; ++i)
+            if (!outp[i].valid())
+              return node_error(item, Status(ops::Error::internal,
+                                             fmt::format("kernel set no output {}", i)));
+        }
+      }
+      break;
+    case NodeKind::control_trigger:
+      node_dead = false;
+      break;
+    case NodeKind::switch_op:
+      if (!any_dead) outp[is_true(in[1]) ? 1 : 0] = std::move(in[0]);
+      break;
+    case NodeKind::switch_n:
+      if (!any_dead) {
+        int64_t index = in[1].num_elements() > 0 ? in[1].data<int32_t>()[0] : -1;
+        if (index < 0 || index >= item.num_outputs) index = item.num_outputs - 1;
+        outp[index] = std::move(in[0]);
+      }
+      break;
+    case NodeKind::merge: {
+      int chosen = merge_live_[local] - 1;
+      node_dead = chosen < 0;
+      if (!node_dead) {
+        outp[0] = std::move(in[chosen]);
+        outp[1] = ops::Tensor::scalar<int32_t>(chosen);
+      }
+      break;
+    }
+    case NodeKind::enter:
+      out.enters.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
+      break;
+    case NodeKind::exit:
+      out.exits.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
+      break;
+    case NodeKind::next_iteration:
+      if (!any_dead) out.next_iterations.push_back({item.node_id, std::move(in[0]), false});
+      break;
+    case NodeKind::arg:
+      outp[0] = (*ctx.feeds)[static_cast<size_t>(item.index)];
+      break;
+    case NodeKind::retval:
+      out.fetches.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
+      break;
+  }
+  if (ctx.events != nullptr && node_dead) {
+    Event e(EventKind::value_dead);
+    e.time_ns = ctx.events->now_ns();
+    e.step = ctx.step_id;
+    e.partition = exec_->partition();
+    e.tag = tag_.to_string();
+    e.node = item.node->name;
+    ctx.events->record(std::move(e));
+  }
+  // Enter, Exit and NextIteration outputs are delivered where they go.
+  if (item.kind == NodeKind::enter || item.kind == NodeKind::exit ||
+      item.kind == NodeKind::next_iteration || item.kind == NodeKind::retval)
+    return ops::ok_status();
+  return propagate(item, outp, node_dead);
+}
+
+Status IterationState::run(const StepContext& ctx, Outbox& out) {
+  while (!ready_.empty()) {
+    int i = ready_.back();
+    ready_.pop_back();
+    const NodeItem& item = exec_->item(i);
+    ++nodes_run_;
+    if (ctx.events == nullptr) {
+      TF_RETURN_IF_ERROR(execute(ctx, item, out));
+      continue;
+    }
+    int64_t start = ctx.events->now_ns();
+    Status s = execute(ctx, item, out);
+    Event e(EventKind::node_ran);
+    e.time_ns = start;
+    e.duration_ns = ctx.events->now_ns() - start;
+    e.step = ctx.step_id;
+    e.partition = exec_->partition();
+    e.tag = tag_.to_string();
+    e.node = item.node->name;
+    e.op = item.node->op;
+    ctx.events->record(std::move(e));
+    TF_RETURN_IF_ERROR(s);
+  }
+  return ops::ok_status();
+}
+
+}  // namespace tagflow::actors

@@ -1,0 +1,95 @@
+// IterationState: the node instances of one (frame instance, iteration) and
+// the inline scheduler that runs them (DESIGN.md §3). It keeps, per node,
+// how many inputs are still pending and how many arrived dead, the input
+// values, and a local ready queue; run() executes ready nodes one after the
+// other with no message per node. Values that leave the iteration — into a
+// child frame (Enter), to the next iteration (NextIteration), to the parent
+// (Exit), to the caller (_Retval) — are collected in an Outbox for the
+// owning actor to send. Owned by exactly one actor; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "actors/events.hpp"
+#include "actors/executable.hpp"
+#include "actors/tag.hpp"
+#include "ops/tensor.hpp"
+
+namespace tagflow::actors {
+
+// A value leaving an iteration: the output of `item` (an Enter, Exit or
+// NextIteration node), or a fetched value (`item` is the _Retval).
+struct OutValue {
+  int item;
+  ops::Tensor value;
+  bool dead;
+};
+
+struct Outbox {
+  std::vector<OutValue> enters;
+  std::vector<OutValue> exits;
+  std::vector<OutValue> next_iterations;  // live ones only: a dead one stops
+  std::vector<OutValue> fetches;
+
+  bool empty() const {
+    return enters.empty() && exits.empty() && next_iterations.empty() && fetches.empty();
+  }
+  void clear() {
+    enters.clear();
+    exits.clear();
+    next_iterations.clear();
+    fetches.clear();
+  }
+};
+
+// What every iteration of a step shares: read-only for the step's length.
+struct StepContext {
+  uint64_t step_id = 0;
+  const std::vector<ops::Tensor>* feeds = nullptr;  // by _Arg index
+  ops::ResourceManager* resources = nullptr;
+  EventSink* events = nullptr;  // nullptr: nobody listens
+};
+
+class IterationState {
+ public:
+  // Prepares the state for `iteration` of a frame instance of `frame`;
+  // reuses the memory of an earlier use. Sources become ready.
+  void reset(const Executable& exec, FrameId frame, Tag tag);
+
+  // Delivers the output of `src_item` — an Enter into this frame, the
+  // previous iteration's NextIteration, a child frame's Exit — to its
+  // consumers in this iteration.
+  Status deliver(int src_item, const ops::Tensor& value, bool dead);
+
+  // Runs every ready node; values leaving the iteration go to `out`. The
+  // first error stops the run and is returned, naming node, tag and
+  // partition.
+  Status run(const StepContext& ctx, Outbox& out);
+
+  bool has_ready() const { return !ready_.empty(); }
+  const Tag& tag() const { return tag_; }
+  int64_t iteration() const { return tag_.iteration(); }
+  FrameId frame() const { return frame_; }
+  int64_t nodes_run() const { return nodes_run_; }
+
+ private:
+  Status activate(int dst_item, int dst_slot, const ops::Tensor* value, bool dead);
+  Status propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead);
+  Status execute(const StepContext& ctx, const NodeItem& item, Outbox& out);
+  Status node_error(const NodeItem& item, const Status& s) const;
+  int merge_expected_inputs(const NodeItem& item) const;
+
+  const Executable* exec_ = nullptr;
+  FrameId frame_ = graph::kRootFrame;
+  Tag tag_;
+  std::vector<int> pending_;     // by local id
+  std::vector<int> dead_count_;  // by local id
+  std::vector<int> merge_live_;  // by local id: live input index + 1, 0 none
+  std::vector<ops::Tensor> inputs_;  // input slots of the frame's nodes
+  std::vector<int> ready_;       // item indices
+  std::vector<ops::Tensor> outputs_;  // scratch for one node's outputs
+  int64_t nodes_run_ = 0;
+};
+
+}  // namespace tagflow::actors

@@ -1,0 +1,70 @@
+// The messages between the actors of one partition (docs/protocol.md):
+// partition -> frame -> iteration and back. Only actors/*.cpp include this
+// header (CAF headers are expensive to compile).
+//
+//   partition --spawn--> root frame --start--> iteration 0
+//   iteration --enter--> child frame (spawned by the first Enter)
+//   frame --deliver--> iteration (NextIteration values, loop invariants)
+//   iteration --report--> frame (NextIteration/Exit/fetch values, quiescence)
+//   frame --exits--> parent iteration; frame --frame_done--> parent
+//   root frame --step_result--> partition
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "actors/executable.hpp"
+#include "actors/iteration_state.hpp"
+#include "actors/tag.hpp"
+
+namespace tagflow::actors {
+
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
+using enter_atom = caf::atom_constant<caf::atom("enter")>;
+using report_atom = caf::atom_constant<caf::atom("report")>;
+using exits_atom = caf::atom_constant<caf::atom("exits")>;
+using frame_done_atom = caf::atom_constant<caf::atom("framedone")>;
+using finish_atom = caf::atom_constant<caf::atom("finish")>;
+using run_step_atom = caf::atom_constant<caf::atom("runstep")>;
+using step_result_atom = caf::atom_constant<caf::atom("stepresult")>;
+using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
+
+// Values crossing between actors of one partition: (item, tensor, dead).
+struct ValueBatch {
+  std::vector<OutValue> values;
+};
+
+// What an iteration tells its frame after running.
+struct IterationReport {
+  int64_t iteration = 0;
+  std::vector<OutValue> next_iterations;
+  std::vector<OutValue> exits;
+  std::vector<OutValue> fetches;
+  bool quiescent = false;   // nothing ready, no child frame outstanding
+  int64_t received = 0;     // messages from the frame processed so far
+};
+
+class StepWaiter;
+
+// Everything one step of one partition shares, read-only.
+struct StepShared {
+  StepContext context;
+  std::vector<ops::Tensor> feeds;
+  int64_t max_iterations = 0;  // per frame instance; 0: unbounded
+  std::shared_ptr<StepWaiter> waiter;
+  std::chrono::nanoseconds timeout{0};  // 0: none
+};
+
+caf::error to_caf_error(const Status& s);
+Status from_caf_error(const caf::error& e);
+
+}  // namespace tagflow::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::ValueBatch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::IterationReport)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::Tag)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const tagflow::actors::StepShared>)

@@ -1,0 +1,145 @@
+#include "actors/session.hpp"
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <fmt/format.h>
+
+#include <map>
+
+#include "actors/partition_actor.hpp"
+#include "actors/step_waiter.hpp"
+#include "graph/step_graph.hpp"
+#include "graph/validate.hpp"
+
+namespace tagflow::actors {
+
+namespace {
+
+class SessionConfig : public caf::actor_system_config {
+ public:
+  explicit SessionConfig(const SessionOptions& o) {
+    if (o.deterministic) {
+      set("scheduler.policy", caf::atom("testing"));
+    } else {
+      if (o.threads > 0) set("scheduler.max-threads", static_cast<size_t>(o.threads));
+      // Workers poll for a while before they sleep: a step is a burst of
+      // short messages, and a sleeping worker costs tens of µs to wake.
+      set("work-stealing.aggressive-poll-attempts", size_t{1000});
+      set("work-stealing.moderate-sleep-duration", caf::timespan{std::chrono::microseconds(10)});
+    }
+  }
+};
+
+// What one (feeds, fetches, targets) signature needs, made once.
+struct Prepared {
+  std::shared_ptr<const Executable> exec;
+  std::vector<ops::DType> feed_types;
+  caf::actor partition;
+};
+
+std::string signature(const Feeds& feeds, const std::vector<std::string>& fetches,
+                      const std::vector<std::string>& targets) {
+  std::string s;
+  for (auto& f : feeds) s += f.first + '\x1f';
+  s += '\x1e';
+  for (auto& f : fetches) s += f + '\x1f';
+  s += '\x1e';
+  for (auto& t : targets) s += t + '\x1f';
+  return s;
+}
+
+}  // namespace
+
+struct Session::Impl {
+  explicit Impl(SessionOptions o) : options(o), config(o), system(config) {}
+  ~Impl() {
+    for (auto& [sig, p] : prepared) caf::anon_send_exit(p.partition, caf::exit_reason::user_shutdown);
+    if (options.deterministic) drain();
+  }
+
+  caf::scheduler::test_coordinator& coordinator() {
+    return dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler());
+  }
+  void drain() {
+    auto& c = coordinator();
+    while (c.try_run_once()) {
+    }
+  }
+
+  ops::Expected<const Prepared*> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
+                                         const std::vector<std::string>& targets) {
+    std::string sig = signature(feeds, fetches, targets);
+    auto it = prepared.find(sig);
+    if (it != prepared.end()) return &it->second;
+    std::vector<std::string> feed_names;
+    for (auto& f : feeds) feed_names.push_back(f.first);
+    TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets));
+    TF_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> exec, Executable::build(std::move(sg.graph)));
+    Prepared p;
+    p.exec = exec;
+    p.feed_types = std::move(sg.feed_types);
+    p.partition = system.spawn<PartitionActor>(exec, sg.fetches);
+    return &prepared.emplace(sig, std::move(p)).first->second;
+  }
+
+  SessionOptions options;
+  SessionConfig config;
+  caf::actor_system system;
+  graph::Graph graph;
+  std::map<std::string, Prepared> prepared;
+  uint64_t next_step = 1;
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionOptions options) {
+  graph::ValidateOptions v;
+  v.allow_unknown_ops = true;
+  TF_RETURN_IF_ERROR(graph::validate(g, v));
+  auto impl = std::make_unique<Impl>(options);
+  impl->graph = std::move(g);
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const graph::Graph& Session::graph() const { return impl_->graph; }
+
+size_t Session::running_actors() const {
+  if (impl_->options.deterministic) impl_->drain();
+  return impl_->system.registry().running();
+}
+
+ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
+                                                     const std::vector<std::string>& fetches,
+                                                     const std::vector<std::string>& targets) {
+  TF_ASSIGN_OR_RETURN(const Prepared* p, impl_->prepare(feeds, fetches, targets));
+  auto step = std::make_shared<StepShared>();
+  step->context.step_id = impl_->next_step++;
+  step->context.events = impl_->options.events;
+  step->max_iterations = impl_->options.max_iterations;
+  step->timeout = impl_->options.timeout;
+  step->waiter = std::make_shared<StepWaiter>();
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const ops::Tensor& t = feeds[i].second;
+    if (!t.valid())
+      return Status(ops::Error::invalid_argument, fmt::format("feed '{}' has no value", feeds[i].first));
+    if (ops::base_dtype(t.dtype()) != p->feed_types[i])
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("feed '{}' is {} but the graph produces {} there", feeds[i].first,
+                                ops::dtype_name(t.dtype()), ops::dtype_name(p->feed_types[i])));
+    step->feeds.push_back(t);
+  }
+  step->context.feeds = &step->feeds;
+  std::shared_ptr<StepWaiter> waiter = step->waiter;
+  caf::anon_send(p->partition, run_step_atom::value, StepPtr(std::move(step)));
+  if (!impl_->options.deterministic) return waiter->wait();
+  auto& c = impl_->coordinator();
+  while (!waiter->done()) {
+    if (!c.try_run_once())
+      return Status(ops::Error::internal, "step stalled: no actor has a message to process");
+  }
+  impl_->drain();
+  return waiter->take();
+}
+
+}  // namespace tagflow::actors

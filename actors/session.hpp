@@ -1,0 +1,57 @@
+// Session: registers a graph once and runs any number of steps on it
+// (DESIGN.md §4). run(feeds, fetches, targets) prunes the graph to what the
+// fetches and targets need (once per signature), hands the step to the
+// partition actor and waits for the fetched tensors or an error that names
+// node, tag and partition. After an error the session still works and no
+// actor of the failed step is left. A feed may replace any node output.
+// One caller at a time: run() is not to be called concurrently.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/events.hpp"
+#include "graph/graph.hpp"
+#include "ops/tensor.hpp"
+
+namespace tagflow::actors {
+
+struct SessionOptions {
+  int threads = 0;             // CAF worker threads; 0: one per core
+  // Run on CAF's `testing` scheduler: every message is delivered one at a
+  // time on the caller's thread, in a reproducible order (message-trace
+  // tests). `threads` is then ignored.
+  bool deterministic = false;
+  EventSink* events = nullptr;  // not owned; must outlive the session
+  int64_t max_iterations = 0;   // per frame instance; 0: unbounded
+  std::chrono::nanoseconds timeout{0};  // per step; 0: none
+};
+
+using Feeds = std::vector<std::pair<std::string, ops::Tensor>>;
+
+class Session {
+ public:
+  // Validates the graph (unknown ops are an error only if a step needs them).
+  static ops::Expected<std::unique_ptr<Session>> create(graph::Graph g, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  ops::Expected<std::vector<ops::Tensor>> run(const Feeds& feeds,
+                                              const std::vector<std::string>& fetches,
+                                              const std::vector<std::string>& targets = {});
+
+  const graph::Graph& graph() const;
+  // Actors alive in this session's actor system (tests: nothing leaks).
+  size_t running_actors() const;
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tagflow::actors

@@ -1,0 +1,94 @@
+// The actors that run one step of one partition: a frame actor per frame
+// instance and an iteration actor per live iteration (DESIGN.md §4,
+// docs/protocol.md). Internal to actors/; includes CAF.
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "actors/messages.hpp"
+
+namespace tagflow::actors {
+
+using StepPtr = std::shared_ptr<const StepShared>;
+using ExecPtr = std::shared_ptr<const Executable>;
+
+// One frame instance. Starts iteration 0 at once; spawns iteration n+1 on
+// the first live NextIteration out of n (deferred while parallel_iterations
+// are outstanding), reusing the actors of finished iterations; hands loop
+// invariants to every iteration; forwards live Exit values to the parent at
+// once and dead ones when the frame is done; reports frame_done and quits.
+// The root frame's parent is the partition, which gets step_result.
+class FrameActor : public caf::event_based_actor {
+ public:
+  FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, FrameId frame, Tag tag,
+             caf::actor parent);
+  caf::behavior make_behavior() override;
+  const char* name() const override { return "tagflow.frame"; }
+
+ private:
+  struct Slot {
+    caf::actor actor;
+    int64_t sent = 0;      // messages sent to it for this iteration
+    int64_t received = 0;  // as last reported
+    bool quiescent = false;
+  };
+
+  void on_enter(ValueBatch& batch);
+  void on_report(IterationReport& r);
+  void send_to(int64_t iteration, std::vector<OutValue> values);
+  bool start_iteration(int64_t iteration, std::vector<OutValue> values);
+  void advance();
+  void finish();
+  void fail(const Status& s);
+  Slot& slot(int64_t iteration) { return active_[static_cast<size_t>(iteration - oldest_)]; }
+  void trace(EventKind kind, int64_t iteration, std::string detail = {});
+  std::string role() const;
+
+  ExecPtr exec_;
+  StepPtr step_;
+  FrameId frame_;
+  Tag tag0_;  // the tag of iteration 0
+  caf::actor parent_;
+  const FrameLayout& layout_;
+  int enters_arrived_ = 0;
+  std::vector<OutValue> invariants_;
+  std::deque<Slot> active_;    // iterations oldest_ .. oldest_ + size - 1
+  int64_t oldest_ = 0;         // the oldest iteration not done
+  std::optional<std::vector<OutValue>> deferred_;  // for iteration oldest_ + size
+  std::vector<caf::actor> idle_;
+  std::vector<bool> exit_live_;  // by position in layout_.exits
+  std::vector<OutValue> fetches_;
+  bool finished_ = false;
+};
+
+// One iteration of one frame instance; reused for a later iteration of the
+// same frame instance once its frame says it is done.
+class IterationActor : public caf::event_based_actor {
+ public:
+  IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, caf::actor frame);
+  caf::behavior make_behavior() override;
+  const char* name() const override { return "tagflow.iteration"; }
+
+ private:
+  void deliver(const ValueBatch& batch);
+  void run_and_report();
+  void trace_received(const char* key, const ValueBatch& batch, const std::string& from);
+
+  ExecPtr exec_;
+  StepPtr step_;
+  caf::actor frame_;
+  IterationState state_;
+  Outbox outbox_;
+  std::map<FrameId, caf::actor> children_;  // child frame instances, by static frame
+  int outstanding_children_ = 0;
+  int64_t received_ = 0;
+  int64_t reported_received_ = -1;
+};
+
+}  // namespace tagflow::actors
