@@ -1,7 +1,174 @@
-#include "ops/op_def.hpp"
+// The neural-network ops: Relu, Softmax (over the last axis) and BiasAdd
+// (NHWC: the bias runs along the last dimension; NCHW: along dimension 1).
+#include <Eigen/Core>
+
+#include "ops/cwise_kernel.hpp"
+#include "ops/math_ops.hpp"
 
 namespace tagflow::ops {
 
-void register_nn_ops(OpRegistry&) {}
+namespace {
+
+template <class T>
+struct ReluOp : CwiseOp {
+  using In = T;
+  using Out = T;
+  template <class X>
+  static auto eval(const X& x) { return x.max(T(0)); }
+};
+
+template <class T>
+class SoftmaxKernel final : public Kernel {
+ public:
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& logits = ctx.input(0);
+    if (!holds<T>(logits)) {
+      const Tensor* inputs[] = {&logits};
+      return input_dtype_error("Softmax", dtype_v<T>, inputs, 1);
+    }
+    if (logits.rank() < 1)
+      return Status(Error::invalid_argument,
+                    "Softmax: logits must have rank >= 1, got shape " + logits.shape().to_string());
+    const int64_t cols = logits.dim(logits.rank() - 1);
+    const int64_t n = logits.num_elements();
+    const T* xp = logits.data<T>();
+    const Shape shape = logits.shape();
+    Tensor out = reuse_or_allocate<T>(ctx, {0}, shape);
+    if (n > 0) {
+      using Rows = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      Eigen::Map<const Rows> x(xp, n / cols, cols);
+      Eigen::Map<Rows> y(out.mutable_data<T>(), n / cols, cols);
+      // Shifting each row by its maximum keeps exp() from overflowing.
+      const Eigen::Array<T, Eigen::Dynamic, 1> row_max = x.rowwise().maxCoeff();
+      y = (x.colwise() - row_max).exp();
+      const Eigen::Array<T, Eigen::Dynamic, 1> row_sum = y.rowwise().sum();
+      y.colwise() /= row_sum;
+    }
+    ctx.set_output(0, std::move(out));
+    return ok_status();
+  }
+};
+
+template <class T>
+class BiasAddKernel final : public Kernel {
+ public:
+  BiasAddKernel(const char* op, bool nchw) : op_(op), nchw_(nchw) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& value = ctx.input(0);
+    const Tensor& bias = ctx.input(1);
+    if (!holds<T>(value) || !holds<T>(bias)) {
+      const Tensor* inputs[] = {&value, &bias};
+      return input_dtype_error(op_, dtype_v<T>, inputs, 2);
+    }
+    if (value.rank() < 2)
+      return Status(Error::invalid_argument, std::string(op_) +
+                                                 ": value must have rank >= 2, got shape " +
+                                                 value.shape().to_string());
+    const int channel_dim = nchw_ ? 1 : value.rank() - 1;
+    const int64_t channels = value.dim(channel_dim);
+    if (bias.rank() != 1 || bias.dim(0) != channels)
+      return Status(Error::invalid_argument,
+                    std::string(op_) + ": bias must be a vector of " + std::to_string(channels) +
+                        " elements (dimension " + std::to_string(channel_dim) + " of value " +
+                        value.shape().to_string() + "), got shape " + bias.shape().to_string());
+    // value seen as [outer, channels, inner]; the bias repeats over outer
+    // and inner (inner is 1 for NHWC).
+    int64_t inner = 1;
+    for (int d = channel_dim + 1; d < value.rank(); ++d) inner *= value.dim(d);
+    const int64_t n = value.num_elements();
+    const T* vp = value.data<T>();
+    const T* bp = bias.data<T>();
+    const Shape shape = value.shape();
+    Tensor out = reuse_or_allocate<T>(ctx, {0}, shape);
+    T* op = out.mutable_data<T>();
+    if (n > 0) {
+      using C = wrapping_t<T>;  // integer sums wrap
+      using Rows = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      const int64_t outer = n / (channels * inner);
+      const auto b = Eigen::Map<const Eigen::Array<C, 1, Eigen::Dynamic>>(
+          reinterpret_cast<const C*>(bp), channels);
+      const C* v = reinterpret_cast<const C*>(vp);
+      C* y = reinterpret_cast<C*>(op);
+      if (inner == 1) {  // rows of channels
+        Eigen::Map<Rows>(y, outer, channels) = Eigen::Map<const Rows>(v, outer, channels).rowwise() + b;
+      } else {  // per outer index a channels x inner slab
+        for (int64_t o = 0; o < outer; ++o) {
+          const int64_t offset = o * channels * inner;
+          Eigen::Map<Rows>(y + offset, channels, inner) =
+              Eigen::Map<const Rows>(v + offset, channels, inner).colwise() + b.transpose();
+        }
+      }
+    }
+    ctx.set_output(0, std::move(out));
+    return ok_status();
+  }
+
+ private:
+  const char* op_;
+  bool nchw_;
+};
+
+template <template <class> class Kern, class... Args>
+Expected<std::unique_ptr<Kernel>> make_typed(const char* op, DType t, Args... args) {
+  std::unique_ptr<Kernel> k;
+  dispatch_among<float, double, int32_t, int64_t>(base_dtype(t), [&](auto tag) {
+    k = std::make_unique<Kern<typename decltype(tag)::type>>(args...);
+  });
+  if (!k) return no_kernel_error(op, t);
+  return k;
+}
+
+KernelFactory bias_add_factory(const char* op) {
+  return [op](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
+    bool nchw = false;
+    if (init.attrs.count("data_format") != 0) {
+      TF_ASSIGN_OR_RETURN(std::string format, init.attr<std::string>("data_format"));
+      if (format != "NHWC" && format != "NCHW")
+        return Status(Error::invalid_argument,
+                      std::string(op) + ": data_format must be NHWC or NCHW, got '" + format + "'");
+      nchw = format == "NCHW";
+    }
+    DType t = init.input_types.empty() ? DType::invalid : init.input_types[0];
+    return make_typed<BiasAddKernel>(op, t, op, nchw);
+  };
+}
+
+}  // namespace
+
+void register_nn_ops(OpRegistry& r) {
+  register_builtin(r, OpDef("Relu")
+                          .input("features: T")
+                          .output("activations: T")
+                          .type_attr("T", real_types())
+                          .kernel(cwise_factory<UnaryKernel, ReluOp, float, double, int32_t,
+                                                int64_t>("Relu")));
+  register_builtin(r, OpDef("Softmax")
+                          .input("logits: T")
+                          .output("softmax: T")
+                          .type_attr("T", float_types())
+                          .kernel([](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
+                            std::unique_ptr<Kernel> k;
+                            DType t = init.input_types.empty() ? DType::invalid : init.input_types[0];
+                            dispatch_among<float, double>(base_dtype(t), [&](auto tag) {
+                              k = std::make_unique<SoftmaxKernel<typename decltype(tag)::type>>();
+                            });
+                            if (!k) return no_kernel_error("Softmax", t);
+                            return k;
+                          }));
+  register_builtin(r, OpDef("BiasAdd")
+                          .input("value: T")
+                          .input("bias: T")
+                          .output("output: T")
+                          .type_attr("T", real_types())
+                          .attr("data_format", "string", "NHWC")
+                          .kernel(bias_add_factory("BiasAdd")));
+  register_builtin(r, OpDef("BiasAddV1")
+                          .input("value: T")
+                          .input("bias: T")
+                          .output("output: T")
+                          .type_attr("T", real_types())
+                          .kernel(bias_add_factory("BiasAddV1")));
+}
 
 }  // namespace tagflow::ops

@@ -1,0 +1,29 @@
+// The math op family, split by concept over several files of ops/:
+// elementwise ops in math_ops.cpp, Select/SelectV2 in select_ops.cpp, Cast
+// in cast_op.cpp, reductions and ArgMax/ArgMin in reduction_ops.cpp,
+// MatMul and BatchMatMul in matmul_ops.cpp. register_math_ops (op_def.hpp)
+// calls the parts declared here. Internal to ops/.
+#pragma once
+
+#include <vector>
+
+#include "ops/op_def.hpp"
+
+namespace tagflow::ops {
+
+void register_select_ops(OpRegistry& r);
+void register_cast_op(OpRegistry& r);
+void register_reduction_ops(OpRegistry& r);
+void register_matmul_ops(OpRegistry& r);
+
+// The allowed-type lists of the math and nn ops: TensorFlow's lists cut
+// down to what tagflow computes.
+inline std::vector<DType> real_types() {
+  return {DType::float32, DType::float64, DType::int32, DType::int64};
+}
+inline std::vector<DType> float_types() { return {DType::float32, DType::float64}; }
+inline std::vector<DType> real_and_bool_types() {
+  return {DType::float32, DType::float64, DType::int32, DType::int64, DType::boolean};
+}
+
+}  // namespace tagflow::ops
