@@ -32,8 +32,17 @@ bool is_expensive_op(const std::string& op) {
 }
 
 Expected<NodeKind> kind_of(const graph::Node& n, const std::string& partition) {
-  if (n.op == "_Arg") return NodeKind::arg;
-  if (n.op == "_Retval") return NodeKind::retval;
+  // The _Arg/_Retval nodes a step graph adds for feeds and fetches carry
+  // `_step_io`; others belong to function bodies and cannot run here.
+  const bool* step_io = n.attr<bool>("_step_io");
+  if (step_io != nullptr && *step_io) {
+    if (n.op == "_Arg") return NodeKind::arg;
+    if (n.op == "_Retval") return NodeKind::retval;
+  }
+  if (n.op == "_Arg" || n.op == "_Retval")
+    return Status(ops::Error::unimplemented,
+                  fmt::format("node '{}' on partition {}: {} belongs in a function body", n.name,
+                              partition, n.op));
   if (n.def == nullptr)
     return Status(ops::Error::unimplemented,
                   fmt::format("node '{}' on partition {}: op '{}' is not known to tagflow",

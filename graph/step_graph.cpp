@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 
 namespace tagflow::graph {
@@ -100,6 +101,7 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
     arg.op = "_Arg";
     arg.attrs["T"] = t;
     arg.attrs["index"] = static_cast<int64_t>(i);
+    arg.attrs["_step_io"] = true;
     TF_ASSIGN_OR_RETURN(NodeId arg_id, work.add_node(std::move(arg)));
     for (NodeId id = 0; id < g.num_nodes(); ++id)
       for (Endpoint& in : work.mutable_node(id).inputs)
@@ -116,6 +118,7 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
     ret.op = "_Retval";
     ret.attrs["T"] = output_type(work, *e);
     ret.attrs["index"] = static_cast<int64_t>(i);
+    ret.attrs["_step_io"] = true;
     ret.inputs.push_back(*e);
     TF_ASSIGN_OR_RETURN(NodeId ret_id, work.add_node(std::move(ret)));
     roots.push_back(ret_id);

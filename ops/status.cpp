@@ -1,5 +1,7 @@
 #include "ops/status.hpp"
 
+#include <ostream>
+
 namespace tagflow::ops {
 
 const char* to_string(Error e) {
@@ -21,6 +23,8 @@ const char* to_string(Error e) {
   }
   return "unknown";
 }
+
+std::ostream& operator<<(std::ostream& os, Error e) { return os << to_string(e); }
 
 std::string Status::to_string() const {
   if (ok()) return "ok";

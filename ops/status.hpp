@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cassert>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +33,7 @@ enum class Error {
 };
 
 const char* to_string(Error e);
+std::ostream& operator<<(std::ostream& os, Error e);
 
 class [[nodiscard]] Status {
  public:

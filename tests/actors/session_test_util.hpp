@@ -1,0 +1,52 @@
+// Helpers for executor tests: corpus loading, sessions at several thread
+// counts (scheduler-sensitive behaviour must not depend on them), and
+// single-value fetches.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "actors/session.hpp"
+#include "graph/import.hpp"
+
+namespace tagflow::testing {
+
+struct Mode {
+  const char* name;
+  bool deterministic;
+  int threads;
+};
+
+// Every test that runs steps runs them in each of these.
+inline std::vector<Mode> modes() {
+  return {{"deterministic", true, 1}, {"1 thread", false, 1}, {"2 threads", false, 2},
+          {"4 threads", false, 4}};
+}
+
+inline graph::Graph load_corpus(const std::string& file) {
+  auto g = graph::import_graph_file(std::string(TAGFLOW_TEST_DATA) + "/corpus/" + file);
+  if (!g.ok()) throw std::runtime_error(g.status().to_string());
+  return std::move(g).value();
+}
+
+inline std::unique_ptr<actors::Session> make_session(graph::Graph g, const Mode& m,
+                                                actors::SessionOptions o = {}) {
+  o.deterministic = m.deterministic;
+  o.threads = m.threads;
+  auto s = actors::Session::create(std::move(g), o);
+  if (!s.ok()) throw std::runtime_error(s.status().to_string());
+  return std::move(s).value();
+}
+
+// The values of a successful run; fails the test with the error otherwise.
+inline std::vector<ops::Tensor> must_run(actors::Session& s, const actors::Feeds& feeds,
+                                         const std::vector<std::string>& fetches,
+                                         const std::vector<std::string>& targets = {}) {
+  auto r = s.run(feeds, fetches, targets);
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  return std::move(r).value();
+}
+
+}  // namespace tagflow::testing
