@@ -4,6 +4,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
@@ -132,6 +135,22 @@ bool Graph::has_function(std::string_view name) const {
   return false;
 }
 
+namespace {
+
+// Map fields (FunctionDef.attr, ret, arg_attr) serialize in hash order
+// unless asked for key order; equal libraries must give equal bytes.
+std::string deterministic_bytes(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  m.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return out;
+}
+
+}  // namespace
+
 bool Graph::equals(const Graph& other, std::string* difference) const {
   auto differ = [&](const std::string& what) {
     if (difference != nullptr) *difference = what;
@@ -160,7 +179,7 @@ bool Graph::equals(const Graph& other, std::string* difference) const {
       return differ("node '" + a.name + "' debug info differs");
   }
   if (!(versions_ == other.versions_)) return differ("versions differ");
-  if (library_->SerializeAsString() != other.library_->SerializeAsString())
+  if (deterministic_bytes(*library_) != deterministic_bytes(*other.library_))
     return differ("function libraries differ");
   return true;
 }
