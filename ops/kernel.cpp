@@ -8,6 +8,7 @@ Tensor KernelContext::forward_input_or_allocate(int i, DType dtype, const Shape&
       in.num_elements() == shape.num_elements()) {
     Tensor t = std::move(in);
     in = Tensor();
+    if (t.shape() == shape) return t;  // the per-node fast path: no reshape
     return std::move(t.reshaped(shape).value());
   }
   return Tensor(dtype, shape);
