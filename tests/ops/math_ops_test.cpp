@@ -2,8 +2,10 @@
 // logical ops and unary functions.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "op_result.hpp"
 
@@ -320,6 +322,35 @@ BOOST_AUTO_TEST_CASE(unary_ops_reuse_their_input) {
   BOOST_REQUIRE((*kernel)->compute(ctx).ok());
   BOOST_TEST(outputs[0].raw_data() == buffer);
   BOOST_TEST(outputs[0].values_string() == "[1,4,9]");
+}
+
+BOOST_AUTO_TEST_CASE(one_kernel_computes_on_several_threads_at_once) {
+  const OpDef* def = OpRegistry::global().find("Mul");
+  BOOST_REQUIRE(def != nullptr);
+  AttrMap attrs{{"T", DType::int64}};
+  std::vector<DType> in{DType::int64, DType::int64}, out{DType::int64};
+  std::string name = "mul";
+  auto kernel = def->make_kernel(KernelInit{name, attrs, in, out});
+  BOOST_REQUIRE(kernel.ok());
+  const Tensor x = i64({2, 3}, {1, 2, 3, 4, 5, 6});
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        const int64_t k = t * 1000 + i;
+        Tensor inputs[2] = {x, i64({3}, {k, 1, 0})};
+        Tensor outputs[1];
+        KernelContext ctx(inputs, 2, outputs, 1);
+        if (!(*kernel)->compute(ctx).ok() ||
+            !outputs[0].equals(i64({2, 3}, {k, 2, 0, 4 * k, 5, 0})))
+          ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  BOOST_TEST(wrong.load() == 0);
+  BOOST_TEST(x.values_string() == "[[1,2,3],[4,5,6]]");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
