@@ -124,6 +124,15 @@ void FrameActor::on_report(IterationReport& r) {
                             layout_.name, exec_->partition(), r.iteration)));
     return;
   }
+  if (step_->deadline != std::chrono::steady_clock::time_point::max() &&
+      std::chrono::steady_clock::now() > step_->deadline) {
+    fail(Status(ops::Error::deadline_exceeded,
+                fmt::format("step {} exceeded its timeout (--timeout) in frame '{}' at tag {} on "
+                            "partition {}",
+                            step_->context.step_id, layout_.name,
+                            tag0_.with_iteration(r.iteration).to_string(), exec_->partition())));
+    return;
+  }
   Slot& s = slot(r.iteration);
   s.received = r.received;
   s.quiescent = r.quiescent;

@@ -57,6 +57,9 @@ struct StepShared {
   int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   std::shared_ptr<StepWaiter> waiter;
   std::chrono::nanoseconds timeout{0};  // 0: none
+  // now + timeout, checked by frames on every iteration report: a busy
+  // loop may keep a single worker from ever running the partition's timer.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 caf::error to_caf_error(const Status& s);

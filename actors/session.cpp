@@ -118,6 +118,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   step->context.events = impl_->options.events;
   step->max_iterations = impl_->options.max_iterations;
   step->timeout = impl_->options.timeout;
+  if (step->timeout.count() > 0) step->deadline = std::chrono::steady_clock::now() + step->timeout;
   step->waiter = std::make_shared<StepWaiter>();
   for (size_t i = 0; i < feeds.size(); ++i) {
     const ops::Tensor& t = feeds[i].second;
