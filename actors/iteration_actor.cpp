@@ -4,6 +4,16 @@
 
 namespace tagflow::actors {
 
+caf::behavior kernel_worker(caf::event_based_actor* self) {
+  return {
+      [=](compute_atom, std::shared_ptr<KernelJob>& job) {
+        job->compute();
+        self->send(caf::actor_cast<caf::actor>(self->current_sender()), computed_atom::value,
+                   std::move(job));
+      },
+  };
+}
+
 IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step,
                                caf::actor frame)
     : caf::event_based_actor(cfg),
@@ -68,17 +78,36 @@ caf::behavior IterationActor::make_behavior() {
         --outstanding_children_;
         run_and_report();
       },
+      [=](computed_atom, std::shared_ptr<KernelJob>& job) {
+        Status s = state_.complete(*job);
+        if (!s.ok()) {
+          quit(to_caf_error(s));
+          return;
+        }
+        run_and_report();
+      },
       [=](finish_atom) { quit(); },
   };
 }
 
 void IterationActor::run_and_report() {
-  if (getf(is_terminated_flag)) return;
-  Status s = state_.run(step_->context, outbox_);
-  if (!s.ok()) {
-    quit(to_caf_error(s));
-    return;
+  do {
+    if (getf(is_terminated_flag)) return;
+    Status s = state_.run(step_->context, outbox_);
+    if (!s.ok()) {
+      quit(to_caf_error(s));
+      return;
+    }
+    flush();
+  } while (state_.has_ready());
+}
+
+void IterationActor::flush() {
+  for (std::shared_ptr<KernelJob>& job : outbox_.jobs) {
+    const caf::actor& worker = step_->workers[next_worker_++ % step_->workers.size()];
+    send(worker, compute_atom::value, std::move(job));
   }
+  outbox_.jobs.clear();
   // Enter values go to the child frame instance, spawned by the first one.
   if (!outbox_.enters.empty()) {
     std::map<FrameId, ValueBatch> by_frame;
@@ -96,7 +125,8 @@ void IterationActor::run_and_report() {
       send(child, enter_atom::value, std::move(batch));
     }
   }
-  const bool quiescent = outstanding_children_ == 0 && !state_.has_ready();
+  const bool quiescent =
+      outstanding_children_ == 0 && !state_.has_ready() && state_.outstanding_jobs() == 0;
   const bool news = !outbox_.next_iterations.empty() || !outbox_.exits.empty() ||
                     !outbox_.fetches.empty();
   if (!news && !(quiescent && reported_received_ != received_)) return;

@@ -19,6 +19,24 @@ bool is_true(const ops::Tensor& pred) {
 
 }  // namespace
 
+void KernelJob::compute() {
+  outputs.assign(static_cast<size_t>(item->num_outputs), ops::Tensor());
+  ops::KernelContext kctx(inputs.data(), item->num_inputs, outputs.data(), item->num_outputs,
+                          resources);
+  status = item->kernel->compute(kctx);
+  inputs.clear();
+}
+
+Status IterationState::complete(KernelJob& job) {
+  --outstanding_jobs_;
+  const NodeItem& item = *job.item;
+  if (!job.status.ok()) return node_error(item, job.status);
+  for (int i = 0; i < item.num_outputs; ++i)
+    if (!job.outputs[static_cast<size_t>(i)].valid())
+      return node_error(item, Status(ops::Error::internal, fmt::format("kernel set no output {}", i)));
+  return propagate(item, job.outputs.data(), false);
+}
+
 void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
   exec_ = &exec;
   frame_ = frame;
@@ -35,6 +53,7 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
     ready_.push_back(s);
   }
   nodes_run_ = 0;
+  outstanding_jobs_ = 0;
 }
 
 int IterationState::merge_expected_inputs(const NodeItem& item) const {
@@ -120,6 +139,15 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       if (!any_dead) {
         if (item.kind == NodeKind::loop_cond) {
           outp[0] = std::move(in[0]);
+        } else if (item.expensive && ctx.use_workers && !ready_.empty()) {
+          // Other nodes are ready: let a worker compute this one meanwhile.
+          auto job = std::make_shared<KernelJob>();
+          job->item = &item;
+          job->inputs.assign(std::make_move_iterator(in), std::make_move_iterator(in + item.num_inputs));
+          job->resources = ctx.resources;
+          out.jobs.push_back(std::move(job));
+          ++outstanding_jobs_;
+          return ops::ok_status();
         } else {
           ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources);
           Status s = item.kernel->compute(kctx);
@@ -194,6 +222,7 @@ Status IterationState::run(const StepContext& ctx, Outbox& out) {
     ++nodes_run_;
     if (ctx.events == nullptr) {
       TF_RETURN_IF_ERROR(execute(ctx, item, out));
+      if (item.kind == NodeKind::next_iteration && !out.next_iterations.empty()) break;
       continue;
     }
     int64_t start = ctx.events->now_ns();
@@ -208,6 +237,7 @@ Status IterationState::run(const StepContext& ctx, Outbox& out) {
     e.op = item.node->op;
     ctx.events->record(std::move(e));
     TF_RETURN_IF_ERROR(s);
+    if (item.kind == NodeKind::next_iteration && !out.next_iterations.empty()) break;
   }
   return ops::ok_status();
 }

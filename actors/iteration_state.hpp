@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "actors/events.hpp"
@@ -26,16 +27,31 @@ struct OutValue {
   bool dead;
 };
 
+// An expensive kernel call handed to a worker so that the iteration goes
+// on with other ready nodes; the worker fills outputs and status.
+struct KernelJob {
+  const NodeItem* item = nullptr;
+  std::vector<ops::Tensor> inputs;
+  std::vector<ops::Tensor> outputs;
+  ops::ResourceManager* resources = nullptr;
+  Status status;
+
+  void compute();  // runs the kernel (on the worker)
+};
+
 struct Outbox {
+  std::vector<std::shared_ptr<KernelJob>> jobs;  // to hand to workers
   std::vector<OutValue> enters;
   std::vector<OutValue> exits;
   std::vector<OutValue> next_iterations;  // live ones only: a dead one stops
   std::vector<OutValue> fetches;
 
   bool empty() const {
-    return enters.empty() && exits.empty() && next_iterations.empty() && fetches.empty();
+    return jobs.empty() && enters.empty() && exits.empty() && next_iterations.empty() &&
+           fetches.empty();
   }
   void clear() {
+    jobs.clear();
     enters.clear();
     exits.clear();
     next_iterations.clear();
@@ -49,6 +65,7 @@ struct StepContext {
   const std::vector<ops::Tensor>* feeds = nullptr;  // by _Arg index
   ops::ResourceManager* resources = nullptr;
   EventSink* events = nullptr;  // nullptr: nobody listens
+  bool use_workers = false;     // hand expensive nodes to workers
 };
 
 class IterationState {
@@ -62,12 +79,18 @@ class IterationState {
   // consumers in this iteration.
   Status deliver(int src_item, const ops::Tensor& value, bool dead);
 
-  // Runs every ready node; values leaving the iteration go to `out`. The
-  // first error stops the run and is returned, naming node, tag and
-  // partition.
+  // Runs ready nodes; values leaving the iteration go to `out`. Returns
+  // early, with nodes still ready, right after a NextIteration when other
+  // nodes are still ready, so that the next iteration can start while this
+  // one works on (parallel iterations). The first error stops the run and
+  // is returned, naming node, tag and partition.
   Status run(const StepContext& ctx, Outbox& out);
 
+  // Finishes a node whose kernel ran on a worker.
+  Status complete(KernelJob& job);
+
   bool has_ready() const { return !ready_.empty(); }
+  int outstanding_jobs() const { return outstanding_jobs_; }
   const Tag& tag() const { return tag_; }
   int64_t iteration() const { return tag_.iteration(); }
   FrameId frame() const { return frame_; }
@@ -90,6 +113,7 @@ class IterationState {
   std::vector<int> ready_;       // item indices
   std::vector<ops::Tensor> outputs_;  // scratch for one node's outputs
   int64_t nodes_run_ = 0;
+  int outstanding_jobs_ = 0;
 };
 
 }  // namespace tagflow::actors

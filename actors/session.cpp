@@ -35,6 +35,7 @@ struct Prepared {
   std::shared_ptr<const Executable> exec;
   std::vector<ops::DType> feed_types;
   caf::actor partition;
+  std::vector<caf::actor> workers;
 };
 
 std::string signature(const Feeds& feeds, const std::vector<std::string>& fetches,
@@ -53,7 +54,10 @@ std::string signature(const Feeds& feeds, const std::vector<std::string>& fetche
 struct Session::Impl {
   explicit Impl(SessionOptions o) : options(o), config(o), system(config) {}
   ~Impl() {
-    for (auto& [sig, p] : prepared) caf::anon_send_exit(p.partition, caf::exit_reason::user_shutdown);
+    for (auto& [sig, p] : prepared) {
+      caf::anon_send_exit(p.partition, caf::exit_reason::user_shutdown);
+      for (auto& w : p.workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    }
     if (options.deterministic) drain();
   }
 
@@ -79,6 +83,10 @@ struct Session::Impl {
     p.exec = exec;
     p.feed_types = std::move(sg.feed_types);
     p.partition = system.spawn<PartitionActor>(exec, sg.fetches);
+    // Workers only pay off when another core can run them.
+    size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
+    if (cores > 1)
+      for (size_t i = 0; i < cores; ++i) p.workers.push_back(system.spawn(kernel_worker));
     return &prepared.emplace(sig, std::move(p)).first->second;
   }
 
@@ -109,6 +117,12 @@ size_t Session::running_actors() const {
   return impl_->system.registry().running();
 }
 
+size_t Session::resident_actors() const {
+  size_t n = 0;
+  for (auto& [sig, p] : impl_->prepared) n += 1 + p.workers.size();
+  return n;
+}
+
 ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                                      const std::vector<std::string>& fetches,
                                                      const std::vector<std::string>& targets) {
@@ -120,6 +134,8 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   step->timeout = impl_->options.timeout;
   if (step->timeout.count() > 0) step->deadline = std::chrono::steady_clock::now() + step->timeout;
   step->waiter = std::make_shared<StepWaiter>();
+  step->workers = p->workers;
+  step->context.use_workers = !p->workers.empty();
   for (size_t i = 0; i < feeds.size(); ++i) {
     const ops::Tensor& t = feeds[i].second;
     if (!t.valid())

@@ -45,8 +45,11 @@ class Session {
                                               const std::vector<std::string>& targets = {});
 
   const graph::Graph& graph() const;
-  // Actors alive in this session's actor system (tests: nothing leaks).
+  // Actors alive in this session's actor system, and how many of them live
+  // as long as the session (partitions and kernel workers): when no step
+  // runs the two are equal — nothing of a finished or failed step is left.
   size_t running_actors() const;
+  size_t resident_actors() const;
 
  private:
   struct Impl;

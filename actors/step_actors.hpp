@@ -67,6 +67,10 @@ class FrameActor : public caf::event_based_actor {
   bool finished_ = false;
 };
 
+// Computes the kernels that iterations hand off (KernelJob) and sends each
+// job back to the iteration that sent it. Stateless; one per core.
+caf::behavior kernel_worker(caf::event_based_actor* self);
+
 // One iteration of one frame instance; reused for a later iteration of the
 // same frame instance once its frame says it is done.
 class IterationActor : public caf::event_based_actor {
@@ -78,6 +82,7 @@ class IterationActor : public caf::event_based_actor {
  private:
   void deliver(const ValueBatch& batch);
   void run_and_report();
+  void flush();  // sends what the last run produced
   void trace_received(const char* key, const ValueBatch& batch, const std::string& from);
 
   ExecPtr exec_;
@@ -89,6 +94,7 @@ class IterationActor : public caf::event_based_actor {
   int outstanding_children_ = 0;
   int64_t received_ = 0;
   int64_t reported_received_ = -1;
+  size_t next_worker_ = 0;
 };
 
 }  // namespace tagflow::actors
