@@ -543,6 +543,24 @@ BOOST_AUTO_TEST_CASE(one_hot_on_any_axis) {
                         {{"T", DType::float32}, {"axis", 2}}));
 }
 
+// The executor never passes an invalid (dead) tensor to a kernel, but if one
+// arrives the kernel must return, not crash.
+BOOST_AUTO_TEST_CASE(invalid_input_tensors_do_not_crash) {
+  const Tensor none;
+  const AttrMap index{{"Index", DType::int32}, {"T", DType::float32}};
+  (void)run("Transpose", {none, i32({})}, {{"T", DType::float32}});
+  (void)run("Tile", {none, i32({})}, {{"T", DType::float32}});
+  (void)run("Slice", {none, i32({}), i32({})}, index);
+  (void)run("StridedSlice", {none, i32({0}), i32({0}), i32({1})}, index);
+  (void)run("BroadcastTo", {none, i32({2})}, {{"T", DType::float32}});
+  (void)run("Pack", {none, none}, {{"N", 2}, {"T", DType::float32}});
+  BOOST_TEST(fails_with("Reshape", {iota(Shape{2}), none}, "Reshape shape is missing"));
+  BOOST_TEST(fails_with("Fill", {i32({2}), none}, "Fill value must be a scalar",
+                        {{"T", DType::float32}}));
+  BOOST_TEST(fails_with("Range", {none, Tensor::scalar(1), Tensor::scalar(1)},
+                        "Range start must be a scalar"));
+}
+
 // --- Kernels are made once and shared -----------------------------------------------
 
 BOOST_AUTO_TEST_CASE(one_kernel_serves_many_calls) {
