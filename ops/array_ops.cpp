@@ -63,6 +63,10 @@ Status identity(KernelContext& ctx) {
 }
 
 Status identity_n(KernelContext& ctx) {
+  if (ctx.num_inputs() != ctx.num_outputs())
+    return Status(Error::invalid_argument,
+                  "IdentityN has " + std::to_string(ctx.num_inputs()) + " inputs but " +
+                      std::to_string(ctx.num_outputs()) + " outputs");
   for (int i = 0; i < ctx.num_inputs(); ++i) ctx.set_output(i, ctx.input(i));
   return ok_status();
 }
@@ -194,7 +198,9 @@ template <bool kSize>
 class ShapeKernel final : public Kernel {
  public:
   Status init(const KernelInit& init) {
-    out_type_ = init.output_types.at(0);
+    if (init.output_types.size() != 1)
+      return Status(Error::invalid_argument, "Shape and Size have one output");
+    out_type_ = base_dtype(init.output_types[0]);
     return ok_status();
   }
   Status compute(KernelContext& ctx) const override {
