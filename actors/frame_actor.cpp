@@ -37,7 +37,8 @@ void FrameActor::trace(EventKind kind, int64_t iteration, std::string detail) {
 
 caf::behavior FrameActor::make_behavior() {
   trace(EventKind::frame_created, 0);
-  start_iteration(0, {});
+  // The root frame starts at once; a loop's iteration 0 with its first Enters.
+  if (tag0_.is_root()) start_iteration(0, {});
   return {
       [=](enter_atom, ValueBatch& batch) { on_enter(batch); },
       [=](report_atom, IterationReport& r) { on_report(r); },
@@ -95,8 +96,28 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
 
 // Enter values come from the parent iteration while iteration 0 is still
 // running (it is not done before every Enter has arrived).
+void FrameActor::trace_received(const std::string& key, int64_t iteration, bool dead,
+                                int64_t bytes, std::string from) {
+  EventSink* sink = step_->context.events;
+  if (sink == nullptr) return;
+  Event e(EventKind::message_received);
+  e.time_ns = sink->now_ns();
+  e.step = step_->context.step_id;
+  e.partition = exec_->partition();
+  e.tag = tag0_.with_iteration(iteration).to_string();
+  e.from = std::move(from);
+  e.to = role();
+  e.key = key;
+  e.dead = dead;
+  e.bytes = bytes;
+  sink->record(std::move(e));
+}
+
 void FrameActor::on_enter(ValueBatch& batch) {
-  if (active_.empty() || oldest_ != 0) {
+  for (const OutValue& v : batch.values)
+    trace_received("enter:" + exec_->item(v.item).node->name, 0, v.dead,
+                   static_cast<int64_t>(v.value.byte_size()), "iteration " + tag0_.parent().to_string());
+  if (oldest_ != 0) {
     fail(Status(ops::Error::internal,
                 fmt::format("frame '{}' on partition {} got an Enter value after iteration 0",
                             layout_.name, exec_->partition())));
@@ -109,10 +130,15 @@ void FrameActor::on_enter(ValueBatch& batch) {
       // A loop invariant reaches every iteration, running or still to come.
       for (int64_t i = 1; i < static_cast<int64_t>(active_.size()); ++i) send_to(i, {v});
       invariants_.push_back(v);
+      if (active_.empty()) continue;  // start_iteration(0) adds the invariants
     }
     to_first.push_back(std::move(v));
   }
-  send_to(0, std::move(to_first));
+  if (active_.empty()) {
+    if (!start_iteration(0, std::move(to_first))) return;
+  } else {
+    send_to(0, std::move(to_first));
+  }
   advance();
 }
 
@@ -132,6 +158,16 @@ void FrameActor::on_report(IterationReport& r) {
                             step_->context.step_id, layout_.name,
                             tag0_.with_iteration(r.iteration).to_string(), exec_->partition())));
     return;
+  }
+  if (step_->context.events != nullptr) {
+    const std::string from = "iteration " + tag0_.with_iteration(r.iteration).to_string();
+    for (const OutValue& v : r.next_iterations)
+      trace_received("next_iteration:" + exec_->item(v.item).node->name, r.iteration, v.dead,
+                     static_cast<int64_t>(v.value.byte_size()), from);
+    for (const OutValue& v : r.exits)
+      trace_received("exit:" + exec_->item(v.item).node->name, r.iteration, v.dead,
+                     static_cast<int64_t>(v.value.byte_size()), from);
+    trace_received(r.quiescent ? "report:quiescent" : "report", r.iteration, false, 0, from);
   }
   Slot& s = slot(r.iteration);
   s.received = r.received;

@@ -20,16 +20,29 @@ bool is_true(const ops::Tensor& pred) {
 }  // namespace
 
 void KernelJob::compute() {
+  if (events != nullptr) start_ns = events->now_ns();
   outputs.assign(static_cast<size_t>(item->num_outputs), ops::Tensor());
   ops::KernelContext kctx(inputs.data(), item->num_inputs, outputs.data(), item->num_outputs,
                           resources);
   status = item->kernel->compute(kctx);
   inputs.clear();
+  if (events != nullptr) end_ns = events->now_ns();
 }
 
 Status IterationState::complete(KernelJob& job) {
   --outstanding_jobs_;
   const NodeItem& item = *job.item;
+  if (job.events != nullptr) {
+    Event e(EventKind::node_ran);
+    e.time_ns = job.start_ns;
+    e.duration_ns = job.end_ns - job.start_ns;
+    e.partition = exec_->partition();
+    e.tag = tag_.to_string();
+    e.node = item.node->name;
+    e.op = item.node->op;
+    e.detail = "worker";
+    job.events->record(std::move(e));
+  }
   if (!job.status.ok()) return node_error(item, job.status);
   for (int i = 0; i < item.num_outputs; ++i)
     if (!job.outputs[static_cast<size_t>(i)].valid())
@@ -145,6 +158,7 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
           job->item = &item;
           job->inputs.assign(std::make_move_iterator(in), std::make_move_iterator(in + item.num_inputs));
           job->resources = ctx.resources;
+          job->events = ctx.events;
           out.jobs.push_back(std::move(job));
           ++outstanding_jobs_;
           return ops::ok_status();

@@ -35,6 +35,9 @@ struct KernelJob {
   std::vector<ops::Tensor> outputs;
   ops::ResourceManager* resources = nullptr;
   Status status;
+  EventSink* events = nullptr;  // when set, compute() times the kernel
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
 
   void compute();  // runs the kernel (on the worker)
 };

@@ -48,6 +48,8 @@ class FrameActor : public caf::event_based_actor {
   void fail(const Status& s);
   Slot& slot(int64_t iteration) { return active_[static_cast<size_t>(iteration - oldest_)]; }
   void trace(EventKind kind, int64_t iteration, std::string detail = {});
+  void trace_received(const std::string& key, int64_t iteration, bool dead, int64_t bytes,
+                      std::string from);
   std::string role() const;
 
   ExecPtr exec_;
