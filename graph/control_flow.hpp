@@ -22,8 +22,8 @@ struct FrameInfo {
   int depth = 0;              // root 0
   int64_t parallel_iterations = 1;
   NodeId pivot = kNoNode;     // the frame's LoopCond, if any
-  std::vector<NodeId> enters;
-  std::vector<NodeId> exits;
+  std::vector<NodeId> enters;  // the Enters opening it (nodes of the parent frame)
+  std::vector<NodeId> exits;   // its Exits (nodes of this frame)
   std::vector<FrameId> children;
   std::vector<NodeId> nodes;  // every node whose frame this is
 };
@@ -37,8 +37,13 @@ struct ControlFlowInfo {
 
 // Errors (invalid_graph) name the node: a node reachable in two frames, an
 // Exit in the root frame (no Enter), Enters of one frame name under two
-// parents, two LoopConds in one frame, a frame without a LoopCond where a
-// NextIteration needs one.
+// parents, an Enter without frame_name, two LoopConds in one frame, a frame
+// with a NextIteration but no LoopCond, a NextIteration or LoopCond in the
+// root frame, and a node that no walk from the nodes without inputs reaches
+// (a cycle with no way in, such as a loop without an Enter). Frames are
+// numbered in the order the walk finds them; each frame's node lists are in
+// NodeId order; parallel_iterations is its lowest-numbered Enter's (default
+// 10).
 Expected<ControlFlowInfo> analyze_control_flow(const Graph& g);
 
 }  // namespace tagflow::graph

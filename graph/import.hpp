@@ -1,8 +1,15 @@
 // Import: GraphDef files (.pbtxt text or .pb binary, detected from the
 // content) into a Graph. Parsing uses protobuf's own TextFormat parser and
-// binary decoder; errors carry the file name and, for text, line:column.
-// Import resolves node names and inputs ("name", "name:k", "^name") but does
-// not check ops or dtypes: that is validate(). Stateless; thread-safe.
+// binary decoder; errors (parse_error) carry the source name and, for text,
+// FILE:LINE:COL. A binary input is first read as bare wire fields, so that
+// a truncated or foreign file is refused without a typed parse; one that
+// decodes to no nodes and no functions is refused too, never returned as an
+// empty graph. Import resolves node names and inputs ("name", "name:k",
+// "^name"; data inputs before control inputs) and reports, naming the node,
+// a missing node, a malformed input, a negative port and a duplicate name
+// (invalid_graph); it does not check ops, ports or dtypes: that is
+// validate(). The function library and versions are kept as they are.
+// Stateless; thread-safe.
 #pragma once
 
 #include <string>

@@ -17,7 +17,7 @@ namespace {
 
 // A GraphDef constant may say `float_val: 0` with a huge shape; refuse
 // tensors whose storage would exceed this rather than die allocating it.
-constexpr int64_t kMaxTensorBytes = int64_t{1} << 31;
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 30;
 
 // The newer 1-byte types TensorFlow numbers after uint64.
 bool is_float8(DType t) {

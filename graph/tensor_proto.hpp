@@ -1,7 +1,12 @@
 // Conversion between TensorProto / AttrValue protos and ops::Tensor /
-// ops::AttrValue, following TensorFlow's rules: a non-empty tensor_content
-// (little-endian) wins; otherwise the typed *_val field, where fewer values
-// than elements repeat the last one and no values mean zeros.
+// ops::AttrValue, following TensorFlow's rules (tensor.cc FromProtoField): a
+// non-empty tensor_content (little-endian; its size must be elements x
+// dtype size) wins; otherwise the typed *_val field of the dtype, where
+// fewer values than elements repeat the last one, no values mean zeros and
+// extra values are dropped. A shape with an unknown dimension or rank, a
+// ref or unknown dtype, or more than 1 GiB of elements is an error.
+// Resource and variant elements are kept as the serialized
+// ResourceHandleProto / VariantTensorDataProto. Stateless; thread-safe.
 #pragma once
 
 #include "ops/attr_value.hpp"

@@ -1,9 +1,14 @@
 // Validation: checks a Graph against the op registry and the structural
 // rules, and completes it (op defaults added to attrs, input and output
 // dtypes resolved). Every error names the node and what is wrong: unknown
-// op, input naming a missing node or port, wrong arity, missing or ill-typed
-// attr, dtype mismatch between producer and consumer, a cycle that does not
-// pass through NextIteration -> Merge.
+// op, input naming a missing port, wrong arity, missing or ill-typed attr,
+// dtype mismatch between producer and consumer (a ref output may feed a
+// plain input of its base type), a cycle that does not pass through
+// NextIteration -> Merge. A node whose op names a function of the graph's
+// library is a call: its arity, ports and fixed dtypes are checked against
+// the FunctionDef signature; its def stays nullptr. The graph changes only
+// if every check passes; validate() then builds the consumer lists, so the
+// graph may be shared across threads afterwards.
 #pragma once
 
 #include "graph/graph.hpp"

@@ -3,6 +3,8 @@
 // the structure the corpus index describes.
 #include <boost/test/unit_test.hpp>
 
+#include <set>
+
 #include "graph/control_flow.hpp"
 #include "graph/validate.hpp"
 #include "graph_test_util.hpp"
@@ -112,6 +114,54 @@ BOOST_AUTO_TEST_CASE(the_lstm_graph_has_the_frames_of_the_index) {
   }
   BOOST_TEST(fed_by_switch);
   BOOST_TEST(cf->find_frame("train_step/gradients/cond_1/rnn/while/while_context") > 0);
+}
+
+// With tagflow's built-in op registry. Graphs using ops tagflow does not
+// (yet) register must fail only for that reason, and pass with
+// allow_unknown_ops, which still checks every known op.
+BOOST_AUTO_TEST_CASE(every_file_validates_against_the_builtin_ops) {
+  const std::set<std::string> may_use_unregistered_ops = {
+      "tfnet_kmeans_refswitch.pbtxt",    // contrib NearestNeighbors
+      "tfnet_lstm_crf_ner_train.pbtxt",  // training ops: ApplyAdam, *Grad, ...
+      "mlir_partition_send_tpu.pbtxt",   // Empty
+  };
+  for (const std::string& file : corpus_files()) {
+    if (file == "grappler_while_loop_var_handle_op_compact.pbtxt") continue;  // below
+    Graph g = load_corpus(file);
+    Status s = validate(g);
+    if (!s.ok() && may_use_unregistered_ops.count(file) != 0) {
+      BOOST_TEST((s.code() == Error::not_found), file << ": " << s.to_string());
+      BOOST_TEST(contains(s.message(), "unknown op"), file << ": " << s.to_string());
+      ValidateOptions lenient;
+      lenient.allow_unknown_ops = true;
+      s = validate(g, lenient);
+    }
+    BOOST_TEST(s.ok(), file << ": " << s.to_string());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_index_says_which_file_is_not_type_correct) {
+  // "while/Less compares the DT_RESOURCE Merge output with an int".
+  Graph g = load_corpus("grappler_while_loop_var_handle_op_compact.pbtxt");
+  Status s = validate(g);
+  BOOST_TEST((s.code() == Error::invalid_argument));
+  BOOST_TEST(s.message() ==
+                 "node 'while/Less' (Less) input 0 expects int32 but 'while/Merge' (Merge) "
+                 "produces resource",
+             s.message());
+}
+
+BOOST_AUTO_TEST_CASE(validated_graphs_know_their_types) {
+  Graph g = load_corpus("grappler_while_loop.pbtxt");
+  Status s = validate(g);
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.to_string());
+  const Node& merge = g.node(g.find("while/Merge_1"));
+  BOOST_REQUIRE(merge.def != nullptr);
+  BOOST_TEST((merge.output_types == std::vector<ops::DType>{ops::DType::float32, ops::DType::int32}));
+  BOOST_TEST(g.num_outputs(g.find("while/Switch")) == 2);
+  auto cf = analyze_control_flow(g);
+  BOOST_REQUIRE(cf.ok());
+  BOOST_TEST(cf->frames.size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,9 +3,13 @@
 #include <chrono>
 #include <cstdio>
 
+#include <google/protobuf/stubs/logging.h>
+
+#include "graph/control_flow.hpp"
 #include "graph/export.hpp"
 #include "graph/import.hpp"
 #include "graph/proto/graph_def.pb.h"
+#include "graph/validate.hpp"
 #include "graph_test_util.hpp"
 
 using namespace tagflow;
@@ -160,6 +164,46 @@ BOOST_AUTO_TEST_CASE(garbage_is_a_parse_error) {
   BOOST_TEST(contains(e2, "no nodes and no functions"), e2);
   std::string e3 = binary_error(std::string("\x0d\x01\x02\x03\x04", 5));  // node as fixed32
   BOOST_TEST(contains(e3, "wrong wire type"), e3);
+}
+
+BOOST_AUTO_TEST_CASE(cut_or_corrupted_binaries_never_crash) {
+  // protobuf logs invalid UTF-8 in string fields; keep the test output clean.
+  google::protobuf::LogHandler* previous = google::protobuf::SetLogHandler(nullptr);
+  uint32_t x = 2024;
+  auto next = [&] { return x = x * 1664525u + 1013904223u; };
+  int imported = 0, refused = 0;
+  for (const std::string& pb : corpus_files(".pb")) {
+    const std::string bytes = read_bytes(corpus_path(pb));
+    for (size_t cut = 1; cut < bytes.size(); cut += 7) {
+      auto g = import_graph_bytes(bytes.substr(0, cut), pb);
+      (g.ok() ? imported : refused) += 1;
+      if (!g.ok())
+        BOOST_TEST((g.status().code() == Error::parse_error ||
+                    g.status().code() == Error::invalid_graph),
+                   g.status().to_string());
+    }
+    for (int round = 0; round < 300; ++round) {
+      std::string corrupt = bytes;
+      for (int flips = 1 + next() % 4; flips > 0; --flips)
+        corrupt[next() % corrupt.size()] = static_cast<char>(next() >> 24);
+      auto g = import_graph_bytes(corrupt, pb);
+      if (!g.ok()) {
+        ++refused;
+        continue;
+      }
+      ++imported;
+      ops::OpRegistry nothing;
+      ValidateOptions lenient;
+      lenient.allow_unknown_ops = true;
+      lenient.registry = &nothing;
+      (void)validate(*g, lenient);
+      (void)analyze_control_flow(*g);
+      (void)graph_to_text(*g);
+    }
+  }
+  google::protobuf::SetLogHandler(previous);
+  BOOST_TEST_MESSAGE("corrupted binaries: " << imported << " imported, " << refused << " refused");
+  BOOST_TEST(refused > 0);
 }
 
 BOOST_AUTO_TEST_CASE(binary_twins_equal_their_text) {
