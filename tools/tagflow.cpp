@@ -2,56 +2,10 @@
 // libraries, prints results and errors. Every failure exits non-zero with
 // a message that names what is wrong.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
-#include <cstdio>
 #include <string>
 
-#include "graph/control_flow.hpp"
-#include "graph/export.hpp"
-#include "graph/import.hpp"
-#include "graph/summary.hpp"
-#include "graph/validate.hpp"
-
-namespace {
-
-using tagflow::ops::Expected;
-using tagflow::ops::Status;
-namespace graph = tagflow::graph;
-
-int fail(const Status& s) {
-  std::fprintf(stderr, "tagflow: %s\n", s.to_string().c_str());
-  return 1;
-}
-
-// Imports and checks a graph the way `inspect` and `convert` need it:
-// unknown ops are allowed (a graph may use ops tagflow cannot run).
-Expected<graph::Graph> load_for_reading(const std::string& path) {
-  TF_ASSIGN_OR_RETURN(graph::Graph g, graph::import_graph_file(path));
-  graph::ValidateOptions options;
-  options.allow_unknown_ops = true;
-  TF_RETURN_IF_ERROR(graph::validate(g, options).with_prefix(path + ": "));
-  return g;
-}
-
-int inspect(const std::string& path) {
-  auto g = load_for_reading(path);
-  if (!g.ok()) return fail(g.status());
-  auto frames = graph::analyze_control_flow(*g);
-  if (!frames.ok()) return fail(frames.status().with_prefix(path + ": "));
-  std::fputs(graph::to_text(graph::summarize(*g, *frames)).c_str(), stdout);
-  return 0;
-}
-
-int convert(const std::string& in, const std::string& out) {
-  auto g = load_for_reading(in);
-  if (!g.ok()) return fail(g.status());
-  Status s = graph::export_graph_file(*g, out);
-  if (!s.ok()) return fail(s);
-  return 0;
-}
-
-}  // namespace
+#include "tools/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"tagflow: a dataflow runtime with dynamic control flow"};
@@ -70,8 +24,29 @@ int main(int argc, char** argv) {
   convert_cmd->add_option("IN", convert_in, "GraphDef file (.pbtxt or .pb)")->required();
   convert_cmd->add_option("OUT", convert_out, "output file: .pbtxt, .pb or .dot")->required();
 
+  tagflow::tools::RunArgs run;
+  CLI::App* run_cmd = app.add_subcommand("run", "Run a graph once and print the fetched tensors");
+  run_cmd->add_option("GRAPH", run.graph, "GraphDef file (.pbtxt or .pb)")->required();
+  run_cmd->add_option("--feed", run.feeds,
+                      "NAME[:PORT]=VALUE, VALUE a literal typed by the graph: 3, 2.5, true, "
+                      "[1,2], [[1.5,2],[3,4]], \"text\"");
+  run_cmd->add_option("--fetch", run.fetches, "NAME[:PORT] to compute and print")->required();
+  run_cmd->add_option("--target", run.targets, "NAME of a node to run for its effect");
+  run_cmd->add_option("--trace", run.trace, "write the event stream as JSON lines to this file");
+  run_cmd->add_option("--threads", run.threads, "worker threads (default: one per core)")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--max-iterations", run.max_iterations,
+                      "fail a loop that runs more iterations than this per frame instance "
+                      "(default: unbounded)")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--timeout", run.timeout_ms, "fail the step after this many milliseconds")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
+      ->check(CLI::PositiveNumber);
+
   CLI11_PARSE(app, argc, argv);
-  if (*inspect_cmd) return inspect(inspect_path);
-  if (*convert_cmd) return convert(convert_in, convert_out);
+  if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
+  if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out);
+  if (*run_cmd) return tagflow::tools::run_graph(run);
   return 2;
 }

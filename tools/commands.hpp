@@ -1,0 +1,34 @@
+// The subcommands of the `tagflow` program, one file each; tagflow.cpp only
+// parses flags and dispatches.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/status.hpp"
+
+namespace tagflow::tools {
+
+using ops::Status;
+
+// Prints "tagflow: <error>" to stderr; returns the exit code 1.
+int fail(const Status& s);
+
+int inspect_graph(const std::string& path);
+int convert_graph(const std::string& in, const std::string& out);
+
+struct RunArgs {
+  std::string graph;
+  std::vector<std::string> feeds;    // NAME=VALUE
+  std::vector<std::string> fetches;  // NAME[:PORT]
+  std::vector<std::string> targets;
+  std::string trace;                 // JSONL event file
+  int threads = 0;
+  int64_t max_iterations = 0;
+  int64_t timeout_ms = 0;
+  int64_t max_print = 64;
+};
+int run_graph(const RunArgs& args);
+
+}  // namespace tagflow::tools
