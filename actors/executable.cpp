@@ -150,14 +150,20 @@ Status Executable::init() {
     layout.items.push_back(id);
     layout.num_input_slots += item.num_inputs;
     int pending = item.num_control_inputs + (item.kind == NodeKind::merge ? 0 : item.num_inputs);
-    layout.initial_pending.push_back(pending);
+    layout.initial_state.push_back(NodeState{pending, 0, 0});
     if (item.num_inputs + item.num_control_inputs == 0) layout.sources.push_back(id);
     if (item.kind == NodeKind::exit) layout.exits.push_back(id);
 
-    for (const graph::OutEdge& e : graph_.out_edges(id)) item.out_edges.push_back({e.src_port, e.dst, e.dst_input});
+    for (const graph::OutEdge& e : graph_.out_edges(id)) item.out_edges.push_back({e.src_port, e.dst, e.dst_input, false});
     std::stable_sort(item.out_edges.begin(), item.out_edges.end(), [](const EdgeOut& a, const EdgeOut& b) {
       return (a.src_port < 0 ? 1 << 30 : a.src_port) < (b.src_port < 0 ? 1 << 30 : b.src_port);
     });
+    // Edges are grouped by port: the last one of each port may take the value.
+    for (size_t k = 0; k < item.out_edges.size(); ++k) {
+      EdgeOut& e = item.out_edges[k];
+      e.last_use = e.src_port >= 0 &&
+                   (k + 1 == item.out_edges.size() || item.out_edges[k + 1].src_port != e.src_port);
+    }
     for (const EdgeOut& e : item.out_edges)
       if (e.src_port >= item.num_outputs)
         return Status(ops::Error::invalid_graph,

@@ -41,6 +41,7 @@ struct EdgeOut {
   int src_port;   // kControlPort for a control edge
   int dst;        // item index
   int dst_slot;   // input index at dst; kControlPort for a control edge
+  bool last_use = false;  // the last data edge of src_port: the value moves
 };
 
 struct NodeItem {
@@ -67,6 +68,13 @@ struct NodeItem {
   int index = 0;  // _Arg / _Retval index
 };
 
+// The per-iteration counters of one node instance (DESIGN.md §3).
+struct NodeState {
+  int pending;         // inputs still to arrive (Merges: control inputs)
+  int dead_count;      // inputs that arrived dead
+  int merge_live = 0;  // Merge: index + 1 of its live input, 0 if none yet
+};
+
 struct FrameLayout {
   std::string name;
   FrameId parent = -1;
@@ -76,8 +84,7 @@ struct FrameLayout {
   int num_enters = 0;           // Enters (of any parent iteration) that enter it
   std::vector<int> exits;       // item indices of its Exits
   std::vector<int> sources;     // items ready as soon as an iteration starts
-  std::vector<int> initial_pending;  // by local id: inputs still to arrive
-                                     // (Merges: control inputs only)
+  std::vector<NodeState> initial_state;  // by local id
 };
 
 class Executable {

@@ -51,18 +51,27 @@ Status IterationState::complete(KernelJob& job) {
 }
 
 void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
+  const FrameLayout& layout = exec.frame(frame);
+  // A node empties its input slots when it runs: after an earlier use of the
+  // same layout only the slots of nodes that never ran need emptying.
+  if (exec_ == &exec && frame_ == frame && ready_.empty() &&
+      inputs_.size() == static_cast<size_t>(layout.num_input_slots)) {
+    for (size_t local = 0; local < nodes_.size(); ++local) {
+      if (nodes_[local].pending == kFired) continue;
+      const NodeItem& item = exec.item(layout.items[local]);
+      for (int i = 0; i < item.num_inputs; ++i) inputs_[static_cast<size_t>(item.input_start + i)] = ops::Tensor();
+    }
+  } else {
+    inputs_.clear();
+    inputs_.resize(static_cast<size_t>(layout.num_input_slots));
+  }
+  nodes_ = layout.initial_state;
   exec_ = &exec;
   frame_ = frame;
   tag_ = std::move(tag);
-  const FrameLayout& layout = exec.frame(frame);
-  pending_ = layout.initial_pending;
-  dead_count_.assign(layout.items.size(), 0);
-  merge_live_.assign(layout.items.size(), 0);
-  inputs_.clear();
-  inputs_.resize(static_cast<size_t>(layout.num_input_slots));
   ready_.clear();
   for (int s : layout.sources) {
-    pending_[static_cast<size_t>(exec.item(s).local_id)] = kFired;
+    nodes_[static_cast<size_t>(exec.item(s).local_id)].pending = kFired;
     ready_.push_back(s);
   }
   nodes_run_ = 0;
@@ -74,39 +83,40 @@ int IterationState::merge_expected_inputs(const NodeItem& item) const {
   return iteration() == 0 ? item.merge_forward_inputs : item.merge_back_inputs;
 }
 
-Status IterationState::activate(int dst_item, int dst_slot, const ops::Tensor* value, bool dead) {
+Status IterationState::activate(int dst_item, int dst_slot, ops::Tensor&& value, bool dead) {
   const NodeItem& dst = exec_->item(dst_item);
   const size_t local = static_cast<size_t>(dst.local_id);
-  int& pending = pending_[local];
+  NodeState& st = nodes_[local];
+  int& pending = st.pending;
 
   if (dst.kind == NodeKind::merge) {
     if (dst_slot == graph::kControlPort) {
       if (pending != kFired) --pending;
     } else if (dead) {
-      ++dead_count_[local];
+      ++st.dead_count;
     } else {
-      if (merge_live_[local] != 0) {
+      if (st.merge_live != 0) {
         return Status(ops::Error::dead_value,
                       fmt::format("Merge '{}' got two live inputs (inputs {} and {}) at tag {} "
                                   "on partition {}",
-                                  dst.node->name, merge_live_[local] - 1, dst_slot,
+                                  dst.node->name, st.merge_live - 1, dst_slot,
                                   tag_.to_string(), exec_->partition()));
       }
-      merge_live_[local] = dst_slot + 1;
-      inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = *value;
+      st.merge_live = dst_slot + 1;
+      inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = std::move(value);
     }
     if (pending == kFired || pending > 0) return ops::ok_status();
-    bool all_dead = dead_count_[local] >= merge_expected_inputs(dst);
-    if (merge_live_[local] != 0 || all_dead) {
+    bool all_dead = st.dead_count >= merge_expected_inputs(dst);
+    if (st.merge_live != 0 || all_dead) {
       pending = kFired;
       ready_.push_back(dst_item);
     }
     return ops::ok_status();
   }
 
-  if (dead) ++dead_count_[local];
+  if (dead) ++st.dead_count;
   if (dst_slot != graph::kControlPort && !dead)
-    inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = *value;
+    inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = std::move(value);
   if (--pending == 0) {
     pending = kFired;
     ready_.push_back(dst_item);
@@ -117,10 +127,11 @@ Status IterationState::activate(int dst_item, int dst_slot, const ops::Tensor* v
 Status IterationState::propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead) {
   for (const EdgeOut& e : item.out_edges) {
     if (e.src_port == graph::kControlPort) {
-      TF_RETURN_IF_ERROR(activate(e.dst, graph::kControlPort, nullptr, node_dead));
+      TF_RETURN_IF_ERROR(activate(e.dst, graph::kControlPort, ops::Tensor(), node_dead));
     } else {
-      const ops::Tensor& v = outputs[e.src_port];
-      TF_RETURN_IF_ERROR(activate(e.dst, e.dst_slot, &v, !v.valid()));
+      ops::Tensor& out = outputs[e.src_port];
+      const bool dead = !out.valid();
+      TF_RETURN_IF_ERROR(activate(e.dst, e.dst_slot, e.last_use ? std::move(out) : ops::Tensor(out), dead));
     }
   }
   return ops::ok_status();
@@ -140,9 +151,9 @@ Status IterationState::node_error(const NodeItem& item, const Status& s) const {
 Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Outbox& out) {
   const size_t local = static_cast<size_t>(item.local_id);
   ops::Tensor* in = inputs_.data() + item.input_start;
-  const bool any_dead = dead_count_[local] > 0;
-  outputs_.clear();
-  outputs_.resize(static_cast<size_t>(std::max(item.num_outputs, 1)));
+  const bool any_dead = nodes_[local].dead_count > 0;
+  if (outputs_.size() < static_cast<size_t>(item.num_outputs))
+    outputs_.resize(static_cast<size_t>(item.num_outputs));
   ops::Tensor* outp = outputs_.data();
   bool node_dead = any_dead;
 
@@ -165,7 +176,6 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
         } else {
           ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources);
           Status s = item.kernel->compute(kctx);
-          for (int i = 0; i < item.num_inputs; ++i) in[i] = ops::Tensor();
           if (!s.ok()) return node_error(item, s);
           for (int i = 0; i < item.num_outputs; ++i)
             if (!outp[i].valid())
@@ -188,7 +198,7 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       }
       break;
     case NodeKind::merge: {
-      int chosen = merge_live_[local] - 1;
+      int chosen = nodes_[local].merge_live - 1;
       node_dead = chosen < 0;
       if (!node_dead) {
         outp[0] = std::move(in[chosen]);
@@ -221,11 +231,14 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
     e.node = item.node->name;
     ctx.events->record(std::move(e));
   }
+  for (int i = 0; i < item.num_inputs; ++i) in[i] = ops::Tensor();
   // Enter, Exit and NextIteration outputs are delivered where they go.
   if (item.kind == NodeKind::enter || item.kind == NodeKind::exit ||
       item.kind == NodeKind::next_iteration || item.kind == NodeKind::retval)
     return ops::ok_status();
-  return propagate(item, outp, node_dead);
+  Status s = propagate(item, outp, node_dead);
+  for (int i = 0; i < item.num_outputs; ++i) outp[i] = ops::Tensor();
+  return s;
 }
 
 Status IterationState::run(const StepContext& ctx, Outbox& out) {

@@ -100,7 +100,7 @@ class IterationState {
   int64_t nodes_run() const { return nodes_run_; }
 
  private:
-  Status activate(int dst_item, int dst_slot, const ops::Tensor* value, bool dead);
+  Status activate(int dst_item, int dst_slot, ops::Tensor&& value, bool dead);
   Status propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead);
   Status execute(const StepContext& ctx, const NodeItem& item, Outbox& out);
   Status node_error(const NodeItem& item, const Status& s) const;
@@ -109,10 +109,9 @@ class IterationState {
   const Executable* exec_ = nullptr;
   FrameId frame_ = graph::kRootFrame;
   Tag tag_;
-  std::vector<int> pending_;     // by local id
-  std::vector<int> dead_count_;  // by local id
-  std::vector<int> merge_live_;  // by local id: live input index + 1, 0 none
-  std::vector<ops::Tensor> inputs_;  // input slots of the frame's nodes
+  std::vector<NodeState> nodes_;     // by local id
+  std::vector<ops::Tensor> inputs_;  // input slots of the frame's nodes; a
+                                     // node's slots are emptied when it runs
   std::vector<int> ready_;       // item indices
   std::vector<ops::Tensor> outputs_;  // scratch for one node's outputs
   int64_t nodes_run_ = 0;

@@ -1,0 +1,285 @@
+// Executor benchmarks (DESIGN.md §4, docs/performance.md). Each prints its
+// figure beside a baseline measured in the same run:
+//   executor_bench chain    [N]        10^5 chained scalar Adds: ns per node
+//   executor_bench loop     [N...]     while i < n: i += 1: µs per iteration
+//   executor_bench matmul   [N]        loop with a 64x64 MatMul body vs Eigen
+//   executor_bench parallel [N]        ~20 µs independent body, P = 1 vs 10
+//   executor_bench wide     [N]        N independent MatMuls, 1 vs 2 threads
+//   executor_bench step     [N]        Session::run of a one-node graph
+//   executor_bench rss      [N]        peak RSS around a 10^6-iteration loop
+//   executor_bench all                 everything with default sizes
+#include <Eigen/Core>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "actors/session.hpp"
+#include "actors/test_graphs.hpp"
+#include "bench/bench_util.hpp"
+#include "graph/validate.hpp"
+#include "ops/op_def.hpp"
+
+using namespace tagflow;
+using namespace tagflow::testing;
+using ops::Tensor;
+
+namespace {
+
+std::unique_ptr<actors::Session> session_for(const std::string& text, int threads = 0) {
+  actors::SessionOptions o;
+  o.threads = threads;
+  auto s = actors::Session::create(parse(text), o);
+  if (!s.ok()) {
+    std::fprintf(stderr, "executor_bench: %s\n", s.status().to_string().c_str());
+    std::exit(1);
+  }
+  return std::move(s).value();
+}
+
+std::vector<Tensor> run_or_die(actors::Session& s, const actors::Feeds& feeds,
+                               const std::vector<std::string>& fetches) {
+  auto r = s.run(feeds, fetches);
+  if (!r.ok()) {
+    std::fprintf(stderr, "executor_bench: %s\n", r.status().to_string().c_str());
+    std::exit(1);
+  }
+  return std::move(r).value();
+}
+
+std::string float_const(const std::string& name, float v, const std::vector<std::string>& control = {}) {
+  return node(name, "Const", control,
+              type_attr("dtype", "DT_FLOAT") +
+                  " attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: " +
+                  std::to_string(v) + " } } }");
+}
+
+std::string fill(const std::string& name, int rows, int cols, float v,
+                 const std::vector<std::string>& control = {}) {
+  std::string dims = "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: " +
+                     std::to_string(rows) + " int_val: " + std::to_string(cols) + " } } }";
+  return node(name + "/dims", "Const", control, type_attr("dtype", "DT_INT32") + " " + dims) +
+         float_const(name + "/v", v, control) +
+         node(name, "Fill", {name + "/dims", name + "/v"},
+              type_attr("T", "DT_FLOAT") + " " + type_attr("index_type", "DT_INT32"));
+}
+
+// ---------------------------------------------------------------- chain
+void chain(int n) {
+  std::string text = int_const("x0", 0) + int_const("one", 1);
+  for (int i = 1; i <= n; ++i)
+    text += binary("x" + std::to_string(i), "Add", "x" + std::to_string(i - 1), "one");
+  auto s = session_for(text);
+  const std::string fetch = "x" + std::to_string(n);
+  run_or_die(*s, {}, {fetch});  // prepares the step graph once
+  double t = bench::median_seconds(9, [&] { bench::keep(run_or_die(*s, {}, {fetch})); });
+
+  // Baselines: the same adds in a plain C++ loop, and the Add kernel called
+  // directly on scalar tensors (what the executor cannot avoid).
+  double plain = bench::median_seconds(9, [&] {
+    volatile int32_t x = 0;
+    for (int i = 0; i < n; ++i) x = x + 1;
+  });
+  const ops::OpDef* add = ops::OpRegistry::global().find("Add");
+  ops::AttrMap attrs{{"T", ops::DType::int32}};
+  std::vector<ops::DType> in_types{ops::DType::int32, ops::DType::int32}, out_types{ops::DType::int32};
+  std::string name = "add";
+  auto kernel = add->make_kernel({name, attrs, in_types, out_types});
+  double kernel_only = bench::median_seconds(9, [&] {
+    Tensor x = Tensor::scalar<int32_t>(0), one = Tensor::scalar<int32_t>(1);
+    for (int i = 0; i < n; ++i) {
+      Tensor in[2] = {x, one};
+      Tensor out;
+      ops::KernelContext ctx(in, 2, &out, 1);
+      (void)(*kernel)->compute(ctx);
+      x = std::move(out);
+    }
+    bench::keep(x);
+  });
+  std::printf("chain of %d Adds: %.1f ns/node  | baseline plain C++ add %.2f ns, Add kernel alone %.1f ns  (target <= 100 ns/node)\n",
+              n, t / n * 1e9, plain / n * 1e9, kernel_only / n * 1e9);
+}
+
+// ---------------------------------------------------------------- loop
+std::string counting_text() {
+  return int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+         counting_loop("w", "start", "n", 1);
+}
+
+void loop(const std::vector<int>& sizes) {
+  auto s = session_for(counting_text());
+  for (int n : sizes) {
+    actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(n)}};
+    run_or_die(*s, feeds, {"w/Exit"});
+    int reps = n >= 1000000 ? 3 : n >= 100000 ? 5 : 9;
+    double t = bench::median_seconds(reps, [&] { bench::keep(run_or_die(*s, feeds, {"w/Exit"})); });
+    double plain = bench::median_seconds(reps, [&] {
+      volatile int32_t i = 0;
+      while (i < n) i = i + 1;
+    });
+    std::printf("while i < n: i += 1, n = %7d: %.3f µs/iteration  | baseline plain C++ %.4f µs  (target <= 3 µs; TensorFlow ~18 µs)\n",
+                n, t / n * 1e6, plain / n * 1e6);
+  }
+}
+
+// ---------------------------------------------------------------- matmul
+std::string matmul_loop_text(int size, int parallel_iterations) {
+  std::string body =
+      enter("w/m_enter", "m0", "w", false, parallel_iterations, "DT_FLOAT") +
+      enter("w/k", "k", "w", true, parallel_iterations, "DT_FLOAT") +
+      merge("w/m_merge", {"w/m_enter", "w/m_next"}, "DT_FLOAT") +
+      binary("w/m_switch", "Switch", "w/m_merge", "w/LoopCond", "DT_FLOAT") +
+      unary("w/m_identity", "Identity", "w/m_switch:1", "DT_FLOAT") +
+      node("w/mm", "MatMul", {"w/m_identity", "w/k"}, type_attr("T", "DT_FLOAT")) +
+      unary("w/m_next", "NextIteration", "w/mm", "DT_FLOAT") +
+      unary("w/m_exit", "Exit", "w/m_switch", "DT_FLOAT");
+  return int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+         fill("m0", size, size, 1.0f) + fill("k", size, size, 1.0f / static_cast<float>(size)) +
+         counting_loop("w", "start", "n", 1, parallel_iterations, body);
+}
+
+void matmul(int n) {
+  const int size = 64;
+  auto s = session_for(matmul_loop_text(size, 10));
+  actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(n)}};
+  run_or_die(*s, feeds, {"w/m_exit"});
+  double t = bench::median_seconds(7, [&] { bench::keep(run_or_die(*s, feeds, {"w/m_exit"})); });
+  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  double plain = bench::median_seconds(7, [&] {
+    Matrix m = Matrix::Ones(size, size), k = Matrix::Constant(size, size, 1.0f / size);
+    for (int i = 0; i < n; ++i) {
+      Matrix next = m * k;  // a fresh result each iteration, as the graph has
+      m = std::move(next);
+    }
+    bench::keep(m);
+  });
+  std::printf("loop of %d iterations with a %dx%d MatMul body: %.2f µs/iteration  | baseline plain Eigen %.2f µs  (%.0f%% over; target <= 15%%)\n",
+              n, size, size, t / n * 1e6, plain / n * 1e6, (t / plain - 1) * 100);
+}
+
+// ---------------------------------------------------------------- parallel
+std::string independent_body_text(int size, int parallel_iterations) {
+  std::string body =
+      enter("w/acc_enter", "acc0", "w", false, parallel_iterations, "DT_FLOAT") +
+      enter("w/m", "m", "w", true, parallel_iterations, "DT_FLOAT") +
+      merge("w/acc_merge", {"w/acc_enter", "w/acc_next"}, "DT_FLOAT") +
+      binary("w/acc_switch", "Switch", "w/acc_merge", "w/LoopCond", "DT_FLOAT") +
+      unary("w/acc_identity", "Identity", "w/acc_switch:1", "DT_FLOAT") +
+      node("w/mm", "MatMul", {"w/m", "w/m"}, type_attr("T", "DT_FLOAT")) +
+      int_const("w/axis", 0, {"^w/Identity"}) +
+      node("w/col", "Sum", {"w/mm", "w/axis"}, type_attr("T", "DT_FLOAT") + " " + type_attr("Tidx", "DT_INT32")) +
+      node("w/total", "Sum", {"w/col", "w/axis"}, type_attr("T", "DT_FLOAT") + " " + type_attr("Tidx", "DT_INT32")) +
+      binary("w/acc_add", "Add", "w/acc_identity", "w/total", "DT_FLOAT") +
+      unary("w/acc_next", "NextIteration", "w/acc_add", "DT_FLOAT") +
+      unary("w/acc_exit", "Exit", "w/acc_switch", "DT_FLOAT");
+  return int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+         fill("m", size, size, 0.01f) + float_const("acc0", 0) +
+         counting_loop("w", "start", "n", 1, parallel_iterations, body);
+}
+
+void parallel(int n) {
+  const int size = 80;  // one 80x80 MatMul: about 20 µs here
+  double t[2];
+  int ps[2] = {1, 10};
+  for (int i = 0; i < 2; ++i) {
+    auto s = session_for(independent_body_text(size, ps[i]), 2);
+    actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(n)}};
+    run_or_die(*s, feeds, {"w/acc_exit"});
+    t[i] = bench::median_seconds(7, [&] { bench::keep(run_or_die(*s, feeds, {"w/acc_exit"})); });
+  }
+  std::printf("%d iterations of an independent %dx%d MatMul body, 2 threads: parallel_iterations 1: %.1f µs/iteration, 10: %.1f µs/iteration  -> %.2fx  (target >= 1.7x)\n",
+              n, size, size, t[0] / n * 1e6, t[1] / n * 1e6, t[0] / t[1]);
+}
+
+// ---------------------------------------------------------------- wide
+void wide(int n) {
+  const int size = 64;
+  std::string text = fill("a", size, size, 0.5f);
+  std::string pack;
+  for (int i = 0; i < n; ++i) {
+    std::string mm = "mm" + std::to_string(i);
+    text += fill("b" + std::to_string(i), size, size, 0.001f * static_cast<float>(i % 7));
+    text += node(mm, "MatMul", {"a", "b" + std::to_string(i)}, type_attr("T", "DT_FLOAT"));
+    pack += " input: \"" + mm + "\"";
+  }
+  text += "node { name: \"stack\" op: \"Pack\"" + pack + " " + type_attr("T", "DT_FLOAT") +
+          " attr { key: \"N\" value { i: " + std::to_string(n) + " } } attr { key: \"axis\" value { i: 0 } } }\n";
+  text += node("axes", "Const", {}, type_attr("dtype", "DT_INT32") +
+               " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 3 } } int_val: 0 int_val: 1 int_val: 2 } } }");
+  text += node("sum", "Sum", {"stack", "axes"}, type_attr("T", "DT_FLOAT") + " " + type_attr("Tidx", "DT_INT32"));
+  double t[2];
+  for (int threads = 1; threads <= 2; ++threads) {
+    auto s = session_for(text, threads);
+    run_or_die(*s, {}, {"sum"});
+    t[threads - 1] = bench::median_seconds(7, [&] { bench::keep(run_or_die(*s, {}, {"sum"})); });
+  }
+  std::printf("wide graph of %d independent %dx%d MatMuls into one Sum: 1 thread %.2f ms, 2 threads %.2f ms  -> %.2fx  (target >= 1.7x)\n",
+              n, size, size, t[0] * 1e3, t[1] * 1e3, t[0] / t[1]);
+}
+
+// ---------------------------------------------------------------- step
+void step(int n) {
+  auto s = session_for(int_const("c", 42));
+  run_or_die(*s, {}, {"c"});
+  double t = bench::median_seconds(5, [&] {
+    for (int i = 0; i < n; ++i) bench::keep(run_or_die(*s, {}, {"c"}));
+  });
+  const ops::OpDef* c = ops::OpRegistry::global().find("Const");
+  ops::AttrMap attrs{{"dtype", ops::DType::int32}, {"value", Tensor::scalar<int32_t>(42)}};
+  std::vector<ops::DType> in_types, out_types{ops::DType::int32};
+  std::string name = "c";
+  auto kernel = c->make_kernel({name, attrs, in_types, out_types});
+  double direct = bench::median_seconds(5, [&] {
+    for (int i = 0; i < n; ++i) {
+      Tensor out;
+      ops::KernelContext ctx(nullptr, 0, &out, 1);
+      (void)(*kernel)->compute(ctx);
+      bench::keep(out);
+    }
+  });
+  std::printf("step overhead, one-node graph through Session::run: %.2f µs/step  | baseline Const kernel called directly %.3f µs  (target <= 20 µs; TensorFlow ~89 µs)\n",
+              t / n * 1e6, direct / n * 1e6);
+}
+
+// ---------------------------------------------------------------- rss
+void rss(int n) {
+  auto s = session_for(counting_text());
+  run_or_die(*s, {{"n", Tensor::scalar<int32_t>(1000)}}, {"w/Exit"});
+  double before = bench::current_rss_mib();
+  double peak_before = bench::peak_rss_mib();
+  auto out = run_or_die(*s, {{"n", Tensor::scalar<int32_t>(n)}}, {"w/Exit"});
+  double after = bench::current_rss_mib();
+  double peak_after = bench::peak_rss_mib();
+  std::printf("RSS around a %d-iteration loop (result %d): before %.1f MiB (peak %.1f), after %.1f MiB (peak %.1f)  -> growth %.1f MiB  (target: a few MB)\n",
+              n, out[0].scalar_value<int32_t>(), before, peak_before, after, peak_after, peak_after - peak_before);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string what = argc > 1 ? argv[1] : "all";
+  auto arg = [&](int def) { return argc > 2 ? std::atoi(argv[2]) : def; };
+  if (what == "chain") chain(arg(100000));
+  else if (what == "loop") {
+    std::vector<int> sizes;
+    for (int i = 2; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+    if (sizes.empty()) sizes = {1000, 10000, 100000, 1000000};
+    loop(sizes);
+  } else if (what == "matmul") matmul(arg(1000));
+  else if (what == "parallel") parallel(arg(1000));
+  else if (what == "wide") wide(arg(1000));
+  else if (what == "step") step(arg(10000));
+  else if (what == "rss") rss(arg(1000000));
+  else if (what == "all") {
+    chain(100000);
+    loop({1000, 10000, 100000, 1000000});
+    matmul(1000);
+    parallel(1000);
+    wide(1000);
+    step(10000);
+    rss(1000000);
+  } else {
+    std::fprintf(stderr, "usage: executor_bench [chain|loop|matmul|parallel|wide|step|rss|all] [N...]\n");
+    return 2;
+  }
+  return 0;
+}
