@@ -54,7 +54,7 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
   const FrameLayout& layout = exec.frame(frame);
   // A node empties its input slots when it runs: after an earlier use of the
   // same layout only the slots of nodes that never ran need emptying.
-  if (exec_ == &exec && frame_ == frame && ready_.empty() &&
+  if (exec_ == &exec && frame_ == frame && !has_ready() &&
       inputs_.size() == static_cast<size_t>(layout.num_input_slots)) {
     for (size_t local = 0; local < nodes_.size(); ++local) {
       if (nodes_[local].pending == kFired) continue;
@@ -70,12 +70,17 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
   frame_ = frame;
   tag_ = std::move(tag);
   ready_.clear();
+  ready_expensive_.clear();
   for (int s : layout.sources) {
     nodes_[static_cast<size_t>(exec.item(s).local_id)].pending = kFired;
-    ready_.push_back(s);
+    make_ready(s);
   }
   nodes_run_ = 0;
   outstanding_jobs_ = 0;
+}
+
+void IterationState::make_ready(int item) {
+  (exec_->item(item).expensive ? ready_expensive_ : ready_).push_back(item);
 }
 
 int IterationState::merge_expected_inputs(const NodeItem& item) const {
@@ -109,7 +114,7 @@ Status IterationState::activate(int dst_item, int dst_slot, ops::Tensor&& value,
     bool all_dead = st.dead_count >= merge_expected_inputs(dst);
     if (st.merge_live != 0 || all_dead) {
       pending = kFired;
-      ready_.push_back(dst_item);
+      make_ready(dst_item);
     }
     return ops::ok_status();
   }
@@ -119,7 +124,7 @@ Status IterationState::activate(int dst_item, int dst_slot, ops::Tensor&& value,
     inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = std::move(value);
   if (--pending == 0) {
     pending = kFired;
-    ready_.push_back(dst_item);
+    make_ready(dst_item);
   }
   return ops::ok_status();
 }
@@ -163,8 +168,8 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       if (!any_dead) {
         if (item.kind == NodeKind::loop_cond) {
           outp[0] = std::move(in[0]);
-        } else if (item.expensive && ctx.use_workers && !ready_.empty()) {
-          // Other nodes are ready: let a worker compute this one meanwhile.
+        } else if (item.expensive && ctx.use_workers && !ready_expensive_.empty()) {
+          // More expensive nodes are ready: a worker computes this one.
           auto job = std::make_shared<KernelJob>();
           job->item = &item;
           job->inputs.assign(std::make_move_iterator(in), std::make_move_iterator(in + item.num_inputs));
@@ -242,9 +247,10 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
 }
 
 Status IterationState::run(const StepContext& ctx, Outbox& out) {
-  while (!ready_.empty()) {
-    int i = ready_.back();
-    ready_.pop_back();
+  while (has_ready()) {
+    std::vector<int>& queue = ready_.empty() ? ready_expensive_ : ready_;
+    int i = queue.back();
+    queue.pop_back();
     const NodeItem& item = exec_->item(i);
     ++nodes_run_;
     if (ctx.events == nullptr) {

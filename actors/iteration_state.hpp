@@ -82,17 +82,19 @@ class IterationState {
   // consumers in this iteration.
   Status deliver(int src_item, const ops::Tensor& value, bool dead);
 
-  // Runs ready nodes; values leaving the iteration go to `out`. Returns
-  // early, with nodes still ready, right after a NextIteration when other
-  // nodes are still ready, so that the next iteration can start while this
-  // one works on (parallel iterations). The first error stops the run and
-  // is returned, naming node, tag and partition.
+  // Runs ready nodes, cheap ones before expensive ones; values leaving the
+  // iteration go to `out`. Returns early, with nodes still ready, right
+  // after a NextIteration when other nodes are still ready, so that the next
+  // iteration can start while this one works on (parallel iterations). With
+  // ctx.use_workers, an expensive node is handed to a worker (out.jobs)
+  // while another expensive node is ready too. The first error stops the
+  // run and is returned, naming node, tag and partition.
   Status run(const StepContext& ctx, Outbox& out);
 
   // Finishes a node whose kernel ran on a worker.
   Status complete(KernelJob& job);
 
-  bool has_ready() const { return !ready_.empty(); }
+  bool has_ready() const { return !ready_.empty() || !ready_expensive_.empty(); }
   int outstanding_jobs() const { return outstanding_jobs_; }
   const Tag& tag() const { return tag_; }
   int64_t iteration() const { return tag_.iteration(); }
@@ -112,7 +114,12 @@ class IterationState {
   std::vector<NodeState> nodes_;     // by local id
   std::vector<ops::Tensor> inputs_;  // input slots of the frame's nodes; a
                                      // node's slots are emptied when it runs
-  std::vector<int> ready_;       // item indices
+  void make_ready(int item);
+
+  // Ready nodes, cheap ones first: they may carry a NextIteration value that
+  // lets the next iteration start while this one runs its expensive nodes.
+  std::vector<int> ready_;            // item indices
+  std::vector<int> ready_expensive_;  // item indices
   std::vector<ops::Tensor> outputs_;  // scratch for one node's outputs
   int64_t nodes_run_ = 0;
   int outstanding_jobs_ = 0;

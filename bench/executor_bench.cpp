@@ -25,9 +25,11 @@ using ops::Tensor;
 
 namespace {
 
+// Threads default to TAGFLOW_BENCH_THREADS, else one per core.
 std::unique_ptr<actors::Session> session_for(const std::string& text, int threads = 0) {
   actors::SessionOptions o;
-  o.threads = threads;
+  const char* env = std::getenv("TAGFLOW_BENCH_THREADS");
+  o.threads = threads > 0 ? threads : env != nullptr ? std::atoi(env) : 0;
   auto s = actors::Session::create(parse(text), o);
   if (!s.ok()) {
     std::fprintf(stderr, "executor_bench: %s\n", s.status().to_string().c_str());
