@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 namespace tagflow::ops {
 
@@ -165,12 +166,13 @@ Status OpDef::check_and_complete_attrs(AttrMap& attrs) const {
         }
     }
     if (spec.minimum) {
-      int64_t n = -1;
+      // The int value, or the length of a list; nothing for other kinds.
+      std::optional<int64_t> n;
       if (const int64_t* i = v.get_if<int64_t>()) n = *i;
       if (const AttrList* l = v.get_if<AttrList>()) n = static_cast<int64_t>(l->size());
-      if (n >= 0 && n < *spec.minimum)
+      if (n && *n < *spec.minimum)
         return Status(Error::invalid_argument, "attr '" + spec.name + "' of op " + name_ +
-                                                   " is " + std::to_string(n) +
+                                                   " is " + std::to_string(*n) +
                                                    ", less than the minimum " +
                                                    std::to_string(*spec.minimum));
     }

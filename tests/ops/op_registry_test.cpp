@@ -210,11 +210,9 @@ BOOST_AUTO_TEST_CASE(arg_and_retval) {
   BOOST_TEST(inputs_of("_Retval", {{"T", f32}, {"index", 2}}) == "float32");
 }
 
-// OpDef::check_and_complete_attrs skips the minimum check for negative ints
-// (it uses -1 as "no count"), so `index: int >= 0` accepts -1. Recorded as
-// an expected failure until op_def.cpp is fixed.
-BOOST_AUTO_TEST_CASE(negative_ints_below_a_minimum_are_rejected,
-                     *boost::unit_test::expected_failures(1)) {
+// Regression: the minimum check once used -1 as "no count" and so let
+// negative ints through (`index: int >= 0` accepted -1).
+BOOST_AUTO_TEST_CASE(negative_ints_below_a_minimum_are_rejected) {
   BOOST_TEST(attr_error("_Arg", {{"T", f32}, {"index", -1}}) ==
              "attr 'index' of op _Arg is -1, less than the minimum 0");
 }
