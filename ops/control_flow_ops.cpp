@@ -1,11 +1,13 @@
 // Control-flow, transfer, function-boundary and functional ops: signatures
-// and roles only. None has a kernel — the executor implements Switch,
-// Merge, Enter, Exit, NextIteration, LoopCond, ControlTrigger, _Send/_Recv
-// and _Arg/_Retval itself (DESIGN.md §3), and the functional ops (If, While,
-// Case, PartitionedCall ...) are lowered in graph/ before a step runs.
+// and roles only. None but Abort (ops/assert_kernels.cpp) has a kernel —
+// the executor implements Switch, Merge, Enter, Exit, NextIteration,
+// LoopCond, ControlTrigger, _Send/_Recv and _Arg/_Retval itself (DESIGN.md
+// §3), and the functional ops (If, While, Case, PartitionedCall ...) are
+// lowered in graph/ before a step runs.
 // Signatures follow TensorFlow's control_flow_ops.cc, sendrecv_ops.cc,
 // function_ops.cc and functional_ops.cc (shared/reference/graphdef-format.md §D).
 #include "ops/op_def.hpp"
+#include "ops/state_kernels.hpp"
 
 namespace tagflow::ops {
 
@@ -80,6 +82,7 @@ void register_v1_control_flow(OpRegistry& r) {
   register_builtin(r, OpDef("Abort")
                           .attr("error_msg", "string", std::string())
                           .attr("exit_without_error", "bool", false)
+                          .kernel(state_kernels::abort_op)
                           .stateful());
 }
 

@@ -5,6 +5,7 @@
 // TensorArrays) lives in the ResourceManager reached through the context.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,13 +41,15 @@ struct KernelInit {
 };
 
 // The inputs and outputs of one kernel call. Owned by the caller (one
-// executor thread) for the duration of the call.
+// executor thread) for the duration of the call. `step_id` names the step
+// the call belongs to: stacks and TensorArrays a kernel creates belong to
+// that step and are freed by ResourceManager::end_step(step_id).
 class KernelContext {
  public:
   KernelContext(Tensor* inputs, int num_inputs, Tensor* outputs, int num_outputs,
-                ResourceManager* resources = nullptr)
+                ResourceManager* resources = nullptr, uint64_t step_id = 0)
       : inputs_(inputs), num_inputs_(num_inputs), outputs_(outputs),
-        num_outputs_(num_outputs), resources_(resources) {}
+        num_outputs_(num_outputs), resources_(resources), step_id_(step_id) {}
 
   int num_inputs() const { return num_inputs_; }
   int num_outputs() const { return num_outputs_; }
@@ -61,6 +64,8 @@ class KernelContext {
 
   // nullptr when the caller runs kernels without session state.
   ResourceManager* resources() const { return resources_; }
+  // The step this call runs in (0 when the caller has no steps).
+  uint64_t step_id() const { return step_id_; }
 
  private:
   Tensor* inputs_;
@@ -68,6 +73,7 @@ class KernelContext {
   Tensor* outputs_;
   int num_outputs_;
   ResourceManager* resources_;
+  uint64_t step_id_;
 };
 
 class Kernel {

@@ -1,11 +1,11 @@
 // Stateful ops: resource and ref variables, stacks, TensorArrays and Assert.
-// Signatures only for now: their kernels need per-session state (the
-// ResourceManager of ops/kernel.hpp), which comes with the executor. Every
-// op here is stateful, so graph passes never prune, merge or reorder them
-// as if they were pure. Signatures follow TensorFlow's
-// resource_variable_ops.cc, state_ops.cc, data_flow_ops.cc and
-// logging_ops.cc.
+// Their kernels (ops/state_kernels.hpp) keep per-session state in the
+// ResourceManager of the KernelContext (ops/resource.hpp). Every op here is
+// stateful, so graph passes never prune, merge or reorder them as if they
+// were pure. Signatures follow TensorFlow's resource_variable_ops.cc,
+// state_ops.cc, data_flow_ops.cc and logging_ops.cc.
 #include "ops/op_def.hpp"
+#include "ops/state_kernels.hpp"
 
 namespace tagflow::ops {
 
@@ -32,24 +32,38 @@ void register_resource_variables(OpRegistry& r) {
       .attr("shared_name", "string", std::string())
       .type_attr("dtype")
       .attr("shape", "shape")
-      .attr("allowed_devices", "list(string)", AttrList{});
+      .attr("allowed_devices", "list(string)", AttrList{})
+      .kernel(state_kernels::var_handle);
   add(r, handle);
   OpDef read("ReadVariableOp");
-  read.input("resource: resource").output("value: dtype").type_attr("dtype");
+  read.input("resource: resource")
+      .output("value: dtype")
+      .type_attr("dtype")
+      .kernel(state_kernels::read_variable);
   add(r, read);
   OpDef assign("AssignVariableOp");
   assign.input("resource: resource")
       .input("value: dtype")
       .type_attr("dtype")
-      .attr("validate_shape", "bool", false);
+      .attr("validate_shape", "bool", false)
+      .kernel(state_kernels::assign_variable);
   add(r, assign);
-  for (const char* name : {"AssignAddVariableOp", "AssignSubVariableOp"}) {
-    OpDef d(name);
-    d.input("resource: resource").input("value: dtype").type_attr("dtype");
-    add(r, d);
-  }
+  OpDef assign_add("AssignAddVariableOp");
+  assign_add.input("resource: resource")
+      .input("value: dtype")
+      .type_attr("dtype")
+      .kernel_fn(state_kernels::assign_add_variable);
+  add(r, assign_add);
+  OpDef assign_sub("AssignSubVariableOp");
+  assign_sub.input("resource: resource")
+      .input("value: dtype")
+      .type_attr("dtype")
+      .kernel_fn(state_kernels::assign_sub_variable);
+  add(r, assign_sub);
   OpDef initialized("VarIsInitializedOp");
-  initialized.input("resource: resource").output("is_initialized: bool");
+  initialized.input("resource: resource")
+      .output("is_initialized: bool")
+      .kernel_fn(state_kernels::var_is_initialized);
   add(r, initialized);
 }
 
@@ -59,7 +73,8 @@ void register_ref_variables(OpRegistry& r) {
       .attr("shape", "shape")
       .type_attr("dtype")
       .attr("container", "string", std::string())
-      .attr("shared_name", "string", std::string());
+      .attr("shared_name", "string", std::string())
+      .kernel(state_kernels::var_handle);
   add(r, variable);
   OpDef assign("Assign");
   assign.input("ref: Ref(T)")
@@ -67,7 +82,8 @@ void register_ref_variables(OpRegistry& r) {
       .output("output_ref: Ref(T)")
       .type_attr("T")
       .attr("validate_shape", "bool", true)
-      .attr("use_locking", "bool", true);
+      .attr("use_locking", "bool", true)
+      .kernel(state_kernels::assign);
   add(r, assign);
   for (const char* name : {"AssignAdd", "AssignSub"}) {
     OpDef d(name);
@@ -75,11 +91,16 @@ void register_ref_variables(OpRegistry& r) {
         .input("value: T")
         .output("output_ref: Ref(T)")
         .type_attr("T", number_types())
-        .attr("use_locking", "bool", false);
+        .attr("use_locking", "bool", false)
+        .kernel_fn(d.name() == "AssignAdd" ? state_kernels::assign_add
+                                           : state_kernels::assign_sub);
     add(r, d);
   }
   OpDef initialized("IsVariableInitialized");
-  initialized.input("ref: Ref(dtype)").output("is_initialized: bool").type_attr("dtype");
+  initialized.input("ref: Ref(dtype)")
+      .output("is_initialized: bool")
+      .type_attr("dtype")
+      .kernel_fn(state_kernels::var_is_initialized);
   add(r, initialized);
 }
 
@@ -88,20 +109,25 @@ void register_stacks(OpRegistry& r) {
   stack.input("max_size: int32")
       .output("handle: resource")
       .type_attr("elem_type")
-      .attr("stack_name", "string", std::string());
+      .attr("stack_name", "string", std::string())
+      .kernel(state_kernels::stack);
   add(r, stack);
   OpDef push("StackPushV2");
   push.input("handle: resource")
       .input("elem: T")
       .output("output: T")
       .type_attr("T")
-      .attr("swap_memory", "bool", false);
+      .attr("swap_memory", "bool", false)
+      .kernel_fn(state_kernels::stack_push);
   add(r, push);
   OpDef pop("StackPopV2");
-  pop.input("handle: resource").output("elem: elem_type").type_attr("elem_type");
+  pop.input("handle: resource")
+      .output("elem: elem_type")
+      .type_attr("elem_type")
+      .kernel(state_kernels::stack_pop);
   add(r, pop);
   OpDef close("StackCloseV2");
-  close.input("handle: resource");
+  close.input("handle: resource").kernel_fn(state_kernels::stack_close);
   add(r, close);
 }
 
@@ -115,14 +141,16 @@ void register_tensor_arrays(OpRegistry& r) {
       .attr("dynamic_size", "bool", false)
       .attr("clear_after_read", "bool", true)
       .attr("identical_element_shapes", "bool", false)
-      .attr("tensor_array_name", "string", std::string());
+      .attr("tensor_array_name", "string", std::string())
+      .kernel(state_kernels::tensor_array);
   add(r, array);
   OpDef grad("TensorArrayGradV3");
   grad.input("handle: resource")
       .input("flow_in: float")
       .output("grad_handle: resource")
       .output("flow_out: float")
-      .attr("source", "string");
+      .attr("source", "string")
+      .kernel(state_kernels::tensor_array_grad);
   add(r, grad);
   OpDef write("TensorArrayWriteV3");
   write.input("handle: resource")
@@ -130,14 +158,16 @@ void register_tensor_arrays(OpRegistry& r) {
       .input("value: T")
       .input("flow_in: float")
       .output("flow_out: float")
-      .type_attr("T");
+      .type_attr("T")
+      .kernel_fn(state_kernels::tensor_array_write);
   add(r, write);
   OpDef read("TensorArrayReadV3");
   read.input("handle: resource")
       .input("index: int32")
       .input("flow_in: float")
       .output("value: dtype")
-      .type_attr("dtype");
+      .type_attr("dtype")
+      .kernel(state_kernels::tensor_array_read);
   add(r, read);
   OpDef gather("TensorArrayGatherV3");
   gather.input("handle: resource")
@@ -145,7 +175,8 @@ void register_tensor_arrays(OpRegistry& r) {
       .input("flow_in: float")
       .output("value: dtype")
       .type_attr("dtype")
-      .attr("element_shape", "shape", unknown_shape());
+      .attr("element_shape", "shape", unknown_shape())
+      .kernel(state_kernels::tensor_array_gather);
   add(r, gather);
   OpDef scatter("TensorArrayScatterV3");
   scatter.input("handle: resource")
@@ -153,7 +184,8 @@ void register_tensor_arrays(OpRegistry& r) {
       .input("value: T")
       .input("flow_in: float")
       .output("flow_out: float")
-      .type_attr("T");
+      .type_attr("T")
+      .kernel_fn(state_kernels::tensor_array_scatter);
   add(r, scatter);
   OpDef concat("TensorArrayConcatV3");
   concat.input("handle: resource")
@@ -161,7 +193,8 @@ void register_tensor_arrays(OpRegistry& r) {
       .output("value: dtype")
       .output("lengths: int64")
       .type_attr("dtype")
-      .attr("element_shape_except0", "shape", unknown_shape());
+      .attr("element_shape_except0", "shape", unknown_shape())
+      .kernel(state_kernels::tensor_array_concat);
   add(r, concat);
   OpDef split("TensorArraySplitV3");
   split.input("handle: resource")
@@ -169,13 +202,17 @@ void register_tensor_arrays(OpRegistry& r) {
       .input("lengths: int64")
       .input("flow_in: float")
       .output("flow_out: float")
-      .type_attr("T");
+      .type_attr("T")
+      .kernel_fn(state_kernels::tensor_array_split);
   add(r, split);
   OpDef size("TensorArraySizeV3");
-  size.input("handle: resource").input("flow_in: float").output("size: int32");
+  size.input("handle: resource")
+      .input("flow_in: float")
+      .output("size: int32")
+      .kernel_fn(state_kernels::tensor_array_size);
   add(r, size);
   OpDef close("TensorArrayCloseV3");
-  close.input("handle: resource");
+  close.input("handle: resource").kernel_fn(state_kernels::tensor_array_close);
   add(r, close);
 }
 
@@ -190,7 +227,8 @@ void register_state_ops(OpRegistry& r) {
   assert_op.input("condition: bool")
       .input("data: T")
       .attr("T", "list(type)")
-      .attr("summarize", "int", int64_t{3});
+      .attr("summarize", "int", int64_t{3})
+      .kernel(state_kernels::assert_op);
   add(r, assert_op);
 }
 

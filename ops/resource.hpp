@@ -1,0 +1,135 @@
+// ResourceManager: the per-session state that stateful kernels share —
+// variables, stacks and TensorArrays — reached through KernelContext.
+//
+// Thread-safe: kernels of one step run concurrently on several threads, and
+// every method may be called from any of them. Each map has its own mutex
+// and each resource its own, so kernels working on different resources do
+// not wait for one another.
+//
+// Lifetimes. Variables live as long as the session and keep their value
+// across steps. Stacks and TensorArrays are made by each execution of their
+// creating node (StackV2, TensorArrayV3), belong to the step that ran it,
+// and are freed by end_step(step) — or earlier by a Close op.
+//
+// Handles. A resource handle is a scalar Tensor of DType::resource whose one
+// std::string element is the resource's name (make_handle / handle_name).
+// Ref variables use the same value: VariableV2 outputs a handle naming the
+// variable, not its value; Assign, AssignAdd and AssignSub take that handle
+// at input 0 and output it again; deref() reads the variable's value for a
+// consumer whose input is not a ref.
+//
+// Names. A variable is named container + "/" + shared_name (the node name
+// when shared_name is empty). A stack or TensorArray is named after its
+// creating node, a session-wide counter and its step: "ta#4@step2"; the
+// gradient TensorArray of "ta#4@step2" for source "gradients" is
+// "ta#4@step2@gradients".
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "ops/shape.hpp"
+#include "ops/status.hpp"
+#include "ops/tensor.hpp"
+#include "ops/tensor_array.hpp"
+
+namespace tagflow::ops {
+
+// A scalar DType::resource tensor naming `name`.
+Tensor make_handle(const std::string& name);
+// The name a handle carries; an error naming `what` if `handle` is not a
+// scalar resource tensor.
+Expected<std::string> handle_name(const Tensor& handle, const char* what = "handle");
+
+// target = target + delta (or - delta): same dtype and shape, a numeric
+// dtype. Writes into target's buffer when no one else holds it, else
+// allocates. Shared by variables and aggregating TensorArray writes.
+Status accumulate(Tensor& target, const Tensor& delta, bool subtract);
+
+class ResourceManager {
+ public:
+  ResourceManager();
+  ~ResourceManager();
+  ResourceManager(const ResourceManager&) = delete;
+  ResourceManager& operator=(const ResourceManager&) = delete;
+
+  // --- variables --------------------------------------------------------
+  // Records the dtype and shape a node (VarHandleOp, VariableV2) declares
+  // for the variable. Declaring it again with another dtype is an error.
+  Status declare_variable(const std::string& name, DType dtype, const PartialShape& shape);
+  // The current value; failed_precondition "variable 'x' is not
+  // initialized" when it was never assigned.
+  Expected<Tensor> read_variable(const std::string& name) const;
+  bool is_initialized(const std::string& name) const;
+  // Sets the value. Its dtype must match the declared (or current) dtype.
+  // With validate_shape its shape must also fit the declared shape and, once
+  // initialized, equal the current shape.
+  Status assign_variable(const std::string& name, const Tensor& value,
+                         bool validate_shape = false);
+  // value += delta / value -= delta; the variable must be initialized and
+  // delta have its dtype and shape.
+  Status assign_add(const std::string& name, const Tensor& delta);
+  Status assign_sub(const std::string& name, const Tensor& delta);
+
+  // --- stacks (StackV2 family) -------------------------------------------
+  // A new empty stack of `elem_type` owned by `step_id`; max_size < 0 means
+  // unlimited. Returns its name.
+  std::string create_stack(const std::string& node_name, uint64_t step_id, DType elem_type,
+                           int64_t max_size);
+  Status push_stack(const std::string& name, const Tensor& elem);
+  // out_of_range naming the stack when it is empty.
+  Expected<Tensor> pop_stack(const std::string& name);
+  // Frees the stack now; later use of the handle is an error.
+  Status close_stack(const std::string& name);
+
+  // --- TensorArrays (TensorArrayV3 family) -------------------------------
+  // A new TensorArray owned by `step_id`. Returns its name.
+  Expected<std::string> create_tensor_array(const std::string& node_name, uint64_t step_id,
+                                            const TensorArray::Options& options);
+  // The array to operate on; an error if it does not exist (never made, or
+  // freed when its step ended).
+  Expected<std::shared_ptr<TensorArray>> tensor_array(const std::string& name) const;
+  // The gradient array of `name` for `source`: made on the first call with
+  // the forward array's size and written shapes (unwritten gradients read as
+  // zeros, writes aggregate), the same array on later calls. Returns its name.
+  Expected<std::string> tensor_array_grad(const std::string& name, const std::string& source);
+  // Frees the array's elements now; later use of the handle is an error.
+  Status close_tensor_array(const std::string& name);
+
+  // --- steps ------------------------------------------------------------
+  // Frees every stack and TensorArray that step `step_id` created. Called
+  // by the executor when a step ends, whether it succeeded or not.
+  void end_step(uint64_t step_id);
+  // Live (not yet freed) stacks and TensorArrays: for tests and leak checks.
+  size_t num_stacks() const;
+  size_t num_tensor_arrays() const;
+
+ private:
+  struct Variable;
+  struct Stack;
+
+  std::shared_ptr<Variable> find_variable(const std::string& name) const;
+  std::shared_ptr<Variable> find_or_add_variable(const std::string& name);
+  Expected<std::shared_ptr<Stack>> find_stack(const std::string& name) const;
+  Status update_variable(const std::string& name, const Tensor& delta, bool subtract);
+  std::string next_name(const std::string& node_name, uint64_t step_id);
+
+  mutable std::shared_mutex variables_mu_;
+  std::unordered_map<std::string, std::shared_ptr<Variable>> variables_;
+  mutable std::mutex stacks_mu_;
+  std::unordered_map<std::string, std::shared_ptr<Stack>> stacks_;
+  mutable std::mutex arrays_mu_;
+  std::unordered_map<std::string, std::shared_ptr<TensorArray>> arrays_;
+  std::atomic<uint64_t> next_id_{1};
+};
+
+// The value a ref names: read_variable(handle_name(ref_value)). For the
+// executor, when a ref output feeds an input that is not a ref.
+Expected<Tensor> deref(const Tensor& ref_value, ResourceManager& resources);
+
+}  // namespace tagflow::ops
