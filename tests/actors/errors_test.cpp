@@ -12,15 +12,6 @@ using ops::Tensor;
 
 namespace {
 
-// Waits (briefly) until only the session's resident actors are left.
-bool no_step_actor_left(actors::Session& s) {
-  for (int i = 0; i < 200; ++i) {
-    if (s.running_actors() <= s.resident_actors()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
-}
-
 // outer i = 0..2; inner j = 0..9, computing 10 / (7 - j) each iteration:
 // the inner loop fails at j = 7 of every outer iteration, first at i = 0.
 std::string failing_nested_loop() {

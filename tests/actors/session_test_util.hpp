@@ -5,7 +5,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actors/session.hpp"
@@ -47,6 +49,15 @@ inline std::vector<ops::Tensor> must_run(actors::Session& s, const actors::Feeds
   auto r = s.run(feeds, fetches, targets);
   BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
   return std::move(r).value();
+}
+
+// Waits (briefly) until only the session's resident actors are left.
+inline bool no_step_actor_left(actors::Session& s) {
+  for (int i = 0; i < 200; ++i) {
+    if (s.running_actors() <= s.resident_actors()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
 }
 
 }  // namespace tagflow::testing
