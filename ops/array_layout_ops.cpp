@@ -111,7 +111,7 @@ class PackKernel final : public Kernel {
     const int64_t inner = product(dims, static_cast<size_t>(axis), dims.size());
     dims.insert(dims.begin() + axis, n);
     TF_ASSIGN_OR_RETURN(Shape shape, Shape::make(dims));
-    TF_ASSIGN_OR_RETURN(Tensor out, allocate_tensor(first.dtype(), shape));
+    TF_ASSIGN_OR_RETURN(Tensor out, allocate_uninitialized(first.dtype(), shape));
     for (int64_t o = 0; o < outer; ++o)
       for (int i = 0; i < n; ++i)
         copy_elements(ctx.input(i), o * inner, out, (o * n + i) * inner, inner);

@@ -230,7 +230,7 @@ Status fill(KernelContext& ctx) {
     return Status(Error::invalid_argument, "Fill value must be a scalar, got shape " +
                                                value.shape().to_string());
   TF_ASSIGN_OR_RETURN(Shape shape, shape_from_tensor(ctx.input(0), "Fill dims"));
-  TF_ASSIGN_OR_RETURN(Tensor out, allocate_tensor(value.dtype(), shape));
+  TF_ASSIGN_OR_RETURN(Tensor out, allocate_uninitialized(value.dtype(), shape));
   fill_elements(value, 0, out, 0, out.num_elements());
   ctx.set_output(0, std::move(out));
   return ok_status();

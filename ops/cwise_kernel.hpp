@@ -87,7 +87,7 @@ Tensor reuse_or_allocate(KernelContext& ctx, std::initializer_list<int> candidat
     if (in.dtype() == dtype_v<Out> && in.is_unique() && in.shape() == shape)
       return ctx.forward_input_or_allocate(i, dtype_v<Out>, shape);
   }
-  return Tensor(dtype_v<Out>, shape);
+  return Tensor::uninitialized(dtype_v<Out>, shape);
 }
 
 // Base of op structs; an op that must see its second operand before
@@ -207,7 +207,7 @@ class BinaryKernel final : public Kernel {
       ctx.set_output(0, Tensor::scalar<bool>(incompatible_value_ != 0));
       return ok_status();
     }
-    Tensor out(dtype_v<Out>, b->output_shape());
+    Tensor out = Tensor::uninitialized(dtype_v<Out>, b->output_shape());
     Out* op = out.mutable_data<Out>();
     const int last = b->rank() - 1;
     const int64_t len = b->dim(last);

@@ -26,7 +26,9 @@ struct MatrixArg {
   int64_t inner() const { return transpose ? rows : cols; }
 };
 
-// out (m x n, zero-filled) = op(a) * op(b); a.inner() == b.out_rows().
+// out (m x n) = op(a) * op(b); a.inner() == b.out_rows(). Eigen writes every
+// element of out, except with an empty inner dimension: out must then be
+// zero-filled already (output_for allocates it so).
 template <class T>
 void multiply(const MatrixArg<T>& a, const MatrixArg<T>& b, T* out) {
   using C = wrapping_t<T>;
@@ -41,6 +43,13 @@ void multiply(const MatrixArg<T>& a, const MatrixArg<T>& b, T* out) {
   else if (a.transpose && !b.transpose) O.noalias() = A.transpose() * B;
   else if (!a.transpose) O.noalias() = A * B.transpose();
   else O.noalias() = A.transpose() * B.transpose();
+}
+
+// An output of m x n products over `inner` terms: zero-filled only when
+// the products are empty sums, which multiply() does not write.
+template <class T>
+Tensor output_for(const Shape& shape, int64_t inner) {
+  return inner == 0 ? Tensor(dtype_v<T>, shape) : Tensor::uninitialized(dtype_v<T>, shape);
 }
 
 template <class T>
@@ -76,7 +85,7 @@ class MatMulKernel final : public Kernel {
                         flag("transpose_a", transpose_a_) + " has " + std::to_string(ma.inner()) +
                         ", b " + b.shape().to_string() + flag("transpose_b", transpose_b_) +
                         " has " + std::to_string(mb.out_rows()));
-    Tensor out(dtype_v<T>, Shape{ma.out_rows(), transpose_b_ ? mb.rows : mb.cols});
+    Tensor out = output_for<T>(Shape{ma.out_rows(), transpose_b_ ? mb.rows : mb.cols}, ma.inner());
     multiply(ma, mb, out.mutable_data<T>());
     ctx.set_output(0, std::move(out));
     return ok_status();
@@ -134,7 +143,7 @@ class BatchMatMulKernel final : public Kernel {
     Shape out_shape = b->output_shape();
     out_shape.add_dim(m);
     out_shape.add_dim(n);
-    Tensor out(dtype_v<T>, out_shape);
+    Tensor out = output_for<T>(out_shape, mx.inner());
     T* op = out.mutable_data<T>();
     const T* xp = mx.data;
     const T* yp = my.data;

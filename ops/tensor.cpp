@@ -12,7 +12,7 @@ class TensorBuffer {
   static constexpr size_t kInlineBytes = 32;
   static constexpr size_t kAlignment = 64;
 
-  TensorBuffer(DType dtype, int64_t n) {
+  TensorBuffer(DType dtype, int64_t n, bool zero_fill) {
     if (dtype_is_object(dtype)) {
       strings_.resize(static_cast<size_t>(n));
       return;
@@ -20,12 +20,12 @@ class TensorBuffer {
     bytes_ = static_cast<size_t>(n) * static_cast<size_t>(dtype_size(dtype));
     if (bytes_ <= kInlineBytes) {
       data_ = inline_;
-      std::memset(inline_, 0, sizeof(inline_));
+      if (zero_fill) std::memset(inline_, 0, sizeof(inline_));
     } else {
       size_t rounded = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
       data_ = std::aligned_alloc(kAlignment, rounded);
       if (data_ == nullptr) throw std::bad_alloc();
-      std::memset(data_, 0, bytes_);
+      if (zero_fill) std::memset(data_, 0, bytes_);
     }
   }
   ~TensorBuffer() {
@@ -48,7 +48,15 @@ class TensorBuffer {
 Tensor::Tensor(DType dtype, const Shape& shape)
     : dtype_(dtype),
       shape_(shape),
-      buffer_(std::make_shared<TensorBuffer>(base_dtype(dtype), shape.num_elements())) {}
+      buffer_(std::make_shared<TensorBuffer>(base_dtype(dtype), shape.num_elements(), true)) {}
+
+Tensor Tensor::uninitialized(DType dtype, const Shape& shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buffer_ = std::make_shared<TensorBuffer>(base_dtype(dtype), shape.num_elements(), false);
+  return t;
+}
 
 size_t Tensor::byte_size() const { return buffer_ && !buffer_->is_object() ? buffer_->bytes() : 0; }
 

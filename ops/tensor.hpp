@@ -31,6 +31,10 @@ class Tensor {
   Tensor() = default;
   // Allocates num_elements of `dtype`, zero-filled (empty strings).
   Tensor(DType dtype, const Shape& shape);
+  // Allocates like Tensor(dtype, shape) but leaves fixed-size elements
+  // unset (object elements are still empty strings): only for a kernel
+  // that writes every element before the tensor leaves it.
+  static Tensor uninitialized(DType dtype, const Shape& shape);
 
   template <class T>
   static Tensor scalar(T value) {

@@ -74,7 +74,23 @@ void strided_copy_bytes(const Tensor& src, const StridedView& v, Tensor& dst) {
 
 }  // namespace
 
-Expected<Tensor> allocate_tensor(DType dtype, const Shape& shape) {
+namespace {
+
+// Fills n elements at d with the element at v, as E (an unsigned integer or
+// a byte array of the element's size): one store per element, not a memcpy
+// call per element. d is aligned for the element size (64-byte buffers).
+template <class E>
+void fill_as(unsigned char* d, const unsigned char* v, int64_t n) {
+  E e;
+  std::memcpy(&e, v, sizeof(E));
+  std::fill_n(reinterpret_cast<E*>(d), n, e);
+}
+
+struct Bytes16 {
+  unsigned char bytes[16];
+};
+
+Expected<Tensor> allocate(DType dtype, const Shape& shape, bool zero_fill) {
   const int64_t n = shape.num_elements();
   const int64_t elem = dtype_is_object(dtype) ? static_cast<int64_t>(sizeof(std::string))
                                               : std::max(dtype_size(dtype), 1);
@@ -84,7 +100,8 @@ Expected<Tensor> allocate_tensor(DType dtype, const Shape& shape) {
                       " is larger than the kernel allocation limit of " +
                       std::to_string(kMaxKernelTensorBytes) + " bytes");
   try {
-    return Tensor(base_dtype(dtype), shape);
+    return zero_fill ? Tensor(base_dtype(dtype), shape)
+                     : Tensor::uninitialized(base_dtype(dtype), shape);
   } catch (const std::bad_alloc&) {
     return Status(Error::resource_exhausted, "out of memory allocating a " + dtype_name(dtype) +
                                                  " tensor of shape " + shape.to_string());
@@ -92,6 +109,16 @@ Expected<Tensor> allocate_tensor(DType dtype, const Shape& shape) {
     return Status(Error::resource_exhausted, "cannot allocate a " + dtype_name(dtype) +
                                                  " tensor of shape " + shape.to_string());
   }
+}
+
+}  // namespace
+
+Expected<Tensor> allocate_tensor(DType dtype, const Shape& shape) {
+  return allocate(dtype, shape, true);
+}
+
+Expected<Tensor> allocate_uninitialized(DType dtype, const Shape& shape) {
+  return allocate(dtype, shape, false);
 }
 
 void copy_elements(const Tensor& src, int64_t src_offset, Tensor& dst, int64_t dst_offset,
@@ -119,7 +146,15 @@ void fill_elements(const Tensor& value, int64_t index, Tensor& dst, int64_t offs
   if (size == 0) return;
   const auto* v = static_cast<const unsigned char*>(value.raw_data()) + index * size;
   auto* d = static_cast<unsigned char*>(dst.raw_mutable_data()) + offset * size;
-  for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * size, v, size);
+  switch (size) {
+    case 1: fill_as<uint8_t>(d, v, n); break;
+    case 2: fill_as<uint16_t>(d, v, n); break;
+    case 4: fill_as<uint32_t>(d, v, n); break;
+    case 8: fill_as<uint64_t>(d, v, n); break;
+    case 16: fill_as<Bytes16>(d, v, n); break;
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * size, v, size);
+  }
 }
 
 void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst) {

@@ -21,6 +21,9 @@ inline constexpr int64_t kMaxKernelTensorBytes = int64_t{1} << 34;
 
 // A zero-filled tensor (empty strings) for a kernel output.
 Expected<Tensor> allocate_tensor(DType dtype, const Shape& shape);
+// The same with fixed-size elements left unset (Tensor::uninitialized), for
+// a kernel that writes every element.
+Expected<Tensor> allocate_uninitialized(DType dtype, const Shape& shape);
 
 // Copies n elements from src[src_offset...] to dst[dst_offset...]. Both have
 // the same base dtype; dst was just allocated by the caller.
