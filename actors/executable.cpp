@@ -134,6 +134,13 @@ Status Executable::init() {
       item.is_constant = is_constant != nullptr && *is_constant;
       ++frames_[static_cast<size_t>(item.enter_frame)].num_enters;
     }
+    for (size_t i = 0; i < node.inputs.size() && i < node.input_types.size(); ++i) {
+      const graph::Node& src = graph_.node(node.inputs[i].node);
+      const size_t port = static_cast<size_t>(node.inputs[i].port);
+      if (port < src.output_types.size() && ops::is_ref(src.output_types[port]) &&
+          !ops::is_ref(node.input_types[i]))
+        item.deref_inputs.push_back(static_cast<int>(i));
+    }
     if (item.kind == NodeKind::merge) {
       item.merge_back_edge.resize(node.inputs.size());
       for (size_t i = 0; i < node.inputs.size(); ++i) {

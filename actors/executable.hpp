@@ -66,6 +66,9 @@ struct NodeItem {
   int merge_forward_inputs = 0;
   int merge_back_inputs = 0;
   int index = 0;  // _Arg / _Retval index
+  // Inputs fed by a ref output (a variable's handle) that the node takes
+  // as a plain value: the executor reads the variable when the node runs.
+  std::vector<int> deref_inputs;
 };
 
 // The per-iteration counters of one node instance (DESIGN.md §3).

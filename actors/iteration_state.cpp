@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "ops/resource.hpp"
+
 namespace tagflow::actors {
 
 namespace {
@@ -23,7 +25,7 @@ void KernelJob::compute() {
   if (events != nullptr) start_ns = events->now_ns();
   outputs.assign(static_cast<size_t>(item->num_outputs), ops::Tensor());
   ops::KernelContext kctx(inputs.data(), item->num_inputs, outputs.data(), item->num_outputs,
-                          resources);
+                          resources, step_id);
   status = item->kernel->compute(kctx);
   inputs.clear();
   if (events != nullptr) end_ns = events->now_ns();
@@ -161,6 +163,15 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
     outputs_.resize(static_cast<size_t>(item.num_outputs));
   ops::Tensor* outp = outputs_.data();
   bool node_dead = any_dead;
+  // A variable read through a ref is read when its reader runs.
+  for (int i : item.deref_inputs) {
+    if (!in[i].valid()) continue;
+    if (ctx.resources == nullptr)
+      return node_error(item, Status(ops::Error::failed_precondition, "no session state to read a variable from"));
+    auto value = ops::deref(in[i], *ctx.resources);
+    if (!value.ok()) return node_error(item, value.status());
+    in[i] = std::move(value).value();
+  }
 
   switch (item.kind) {
     case NodeKind::ordinary:
@@ -174,12 +185,14 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
           job->item = &item;
           job->inputs.assign(std::make_move_iterator(in), std::make_move_iterator(in + item.num_inputs));
           job->resources = ctx.resources;
+          job->step_id = ctx.step_id;
           job->events = ctx.events;
           out.jobs.push_back(std::move(job));
           ++outstanding_jobs_;
           return ops::ok_status();
         } else {
-          ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources);
+          ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources,
+                                  ctx.step_id);
           Status s = item.kernel->compute(kctx);
           if (!s.ok()) return node_error(item, s);
           for (int i = 0; i < item.num_outputs; ++i)

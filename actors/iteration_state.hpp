@@ -34,6 +34,7 @@ struct KernelJob {
   std::vector<ops::Tensor> inputs;
   std::vector<ops::Tensor> outputs;
   ops::ResourceManager* resources = nullptr;
+  uint64_t step_id = 0;
   Status status;
   EventSink* events = nullptr;  // when set, compute() times the kernel
   int64_t start_ns = 0;

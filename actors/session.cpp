@@ -10,6 +10,7 @@
 #include "actors/step_waiter.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
+#include "ops/resource.hpp"
 
 namespace tagflow::actors {
 
@@ -96,6 +97,7 @@ struct Session::Impl {
   graph::Graph graph;
   std::map<std::string, Prepared> prepared;
   uint64_t next_step = 1;
+  ops::ResourceManager resources;  // variables, stacks, TensorArrays
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -130,6 +132,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   auto step = std::make_shared<StepShared>();
   step->context.step_id = impl_->next_step++;
   step->context.events = impl_->options.events;
+  step->context.resources = &impl_->resources;
   step->max_iterations = impl_->options.max_iterations;
   step->timeout = impl_->options.timeout;
   if (step->timeout.count() > 0) step->deadline = std::chrono::steady_clock::now() + step->timeout;
@@ -148,15 +151,24 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   }
   step->context.feeds = &step->feeds;
   std::shared_ptr<StepWaiter> waiter = step->waiter;
+  const uint64_t step_id = step->context.step_id;
   caf::anon_send(p->partition, run_step_atom::value, StepPtr(std::move(step)));
-  if (!impl_->options.deterministic) return waiter->wait();
-  auto& c = impl_->coordinator();
-  while (!waiter->done()) {
-    if (!c.try_run_once())
-      return Status(ops::Error::internal, "step stalled: no actor has a message to process");
+  StepWaiter::Result result = Status(ops::Error::internal, "step not run");
+  if (!impl_->options.deterministic) {
+    result = waiter->wait();
+  } else {
+    auto& c = impl_->coordinator();
+    while (!waiter->done()) {
+      if (!c.try_run_once()) {
+        waiter->fulfil(Status(ops::Error::internal, "step stalled: no actor has a message to process"));
+        break;
+      }
+    }
+    impl_->drain();
+    result = waiter->take();
   }
-  impl_->drain();
-  return waiter->take();
+  impl_->resources.end_step(step_id);  // stacks and TensorArrays of the step
+  return result;
 }
 
 }  // namespace tagflow::actors
