@@ -4,6 +4,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 #include <fmt/format.h>
 
+#include <fstream>
 #include <map>
 
 #include "actors/partition_actor.hpp"
@@ -53,7 +54,8 @@ std::string signature(const Feeds& feeds, const std::vector<std::string>& fetche
 }  // namespace
 
 struct Session::Impl {
-  explicit Impl(SessionOptions o) : options(o), config(o), system(config) {}
+  Impl(SessionOptions o, std::unique_ptr<SessionConfig> c)
+      : options(std::move(o)), config(std::move(c)), system(*config) {}
   ~Impl() {
     for (auto& [sig, p] : prepared) {
       caf::anon_send_exit(p.partition, caf::exit_reason::user_shutdown);
@@ -92,7 +94,7 @@ struct Session::Impl {
   }
 
   SessionOptions options;
-  SessionConfig config;
+  std::unique_ptr<SessionConfig> config;  // must outlive the system
   caf::actor_system system;
   graph::Graph graph;
   std::map<std::string, Prepared> prepared;
@@ -107,7 +109,17 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   graph::ValidateOptions v;
   v.allow_unknown_ops = true;
   TF_RETURN_IF_ERROR(graph::validate(g, v));
-  auto impl = std::make_unique<Impl>(options);
+  auto config = std::make_unique<SessionConfig>(options);
+  if (!options.config_file.empty()) {
+    std::ifstream ini(options.config_file);
+    if (!ini)
+      return Status(ops::Error::not_found, "cannot read the configuration file '" + options.config_file + "'");
+    caf::error e = config->parse(caf::actor_system_config::string_list{}, ini);
+    if (e)
+      return Status(ops::Error::parse_error, fmt::format("configuration file '{}': {}", options.config_file,
+                                                         caf::to_string(e)));
+  }
+  auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }

@@ -28,6 +28,9 @@ struct SessionOptions {
   EventSink* events = nullptr;  // not owned; must outlive the session
   int64_t max_iterations = 0;   // per frame instance; 0: unbounded
   std::chrono::nanoseconds timeout{0};  // per step; 0: none
+  // A CAF INI file (scheduler, work-stealing, ... sections) read into the
+  // session's actor system; a file CAF cannot read is an error.
+  std::string config_file;
 };
 
 using Feeds = std::vector<std::pair<std::string, ops::Tensor>>;

@@ -24,6 +24,7 @@ struct RunArgs {
   std::vector<std::string> fetches;  // NAME[:PORT]
   std::vector<std::string> targets;
   std::string trace;                 // JSONL event file
+  std::string config;                // CAF INI file
   int threads = 0;
   int64_t max_iterations = 0;
   int64_t timeout_ms = 0;

@@ -34,6 +34,7 @@ int run_graph(const RunArgs& args) {
   o.threads = args.threads;
   o.max_iterations = args.max_iterations;
   o.timeout = std::chrono::milliseconds(args.timeout_ms);
+  o.config_file = args.config;
   if (!args.trace.empty()) {
     trace = actors::JsonlSink::open(args.trace);
     if (!trace) return fail(Status(ops::Error::not_found, "cannot write the trace file '" + args.trace + "'"));

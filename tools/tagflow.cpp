@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--fetch", run.fetches, "NAME[:PORT] to compute and print")->required();
   run_cmd->add_option("--target", run.targets, "NAME of a node to run for its effect");
   run_cmd->add_option("--trace", run.trace, "write the event stream as JSON lines to this file");
+  run_cmd->add_option("--config", run.config, "CAF INI configuration file (scheduler settings)");
   run_cmd->add_option("--threads", run.threads, "worker threads (default: one per core)")
       ->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--max-iterations", run.max_iterations,
