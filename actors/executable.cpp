@@ -177,6 +177,15 @@ Status Executable::init() {
                       fmt::format("node '{}' on partition {} has no output {}", node.name,
                                   partition_, e.src_port));
   }
+  for (NodeItem& item : items_) {
+    for (EdgeOut& e : item.out_edges) {
+      const NodeItem& dst = items_[static_cast<size_t>(e.dst)];
+      e.dst_merge = dst.kind == NodeKind::merge;
+      e.dst_expensive = dst.expensive;
+      e.dst_local = dst.local_id;
+      e.dst_input = e.dst_slot == graph::kControlPort ? -1 : dst.input_start + e.dst_slot;
+    }
+  }
   return ops::ok_status();
 }
 

@@ -42,6 +42,13 @@ struct EdgeOut {
   int dst;        // item index
   int dst_slot;   // input index at dst; kControlPort for a control edge
   bool last_use = false;  // the last data edge of src_port: the value moves
+  // The destination as its frame's iteration state sees it, resolved once
+  // so that delivering a value touches only the destination's counters and
+  // input slot, never its NodeItem (the per-node hot path).
+  bool dst_merge = false;
+  bool dst_expensive = false;
+  int dst_local = 0;   // dst's local id
+  int dst_input = -1;  // dst's input slot; -1 for a control edge
 };
 
 struct NodeItem {

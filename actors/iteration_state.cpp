@@ -90,55 +90,58 @@ int IterationState::merge_expected_inputs(const NodeItem& item) const {
   return iteration() == 0 ? item.merge_forward_inputs : item.merge_back_inputs;
 }
 
-Status IterationState::activate(int dst_item, int dst_slot, ops::Tensor&& value, bool dead) {
-  const NodeItem& dst = exec_->item(dst_item);
-  const size_t local = static_cast<size_t>(dst.local_id);
-  NodeState& st = nodes_[local];
+// A value (or, for a control edge, only its deadness) reaching a Merge.
+Status IterationState::activate_merge(const EdgeOut& e, ops::Tensor* value, bool dead) {
+  NodeState& st = nodes_[static_cast<size_t>(e.dst_local)];
   int& pending = st.pending;
-
-  if (dst.kind == NodeKind::merge) {
-    if (dst_slot == graph::kControlPort) {
-      if (pending != kFired) --pending;
-    } else if (dead) {
-      ++st.dead_count;
-    } else {
-      if (st.merge_live != 0) {
-        return Status(ops::Error::dead_value,
-                      fmt::format("Merge '{}' got two live inputs (inputs {} and {}) at tag {} "
-                                  "on partition {}",
-                                  dst.node->name, st.merge_live - 1, dst_slot,
-                                  tag_.to_string(), exec_->partition()));
-      }
-      st.merge_live = dst_slot + 1;
-      inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = std::move(value);
+  if (e.dst_slot == graph::kControlPort) {
+    if (pending != kFired) --pending;
+  } else if (dead) {
+    ++st.dead_count;
+  } else {
+    if (st.merge_live != 0) {
+      return Status(ops::Error::dead_value,
+                    fmt::format("Merge '{}' got two live inputs (inputs {} and {}) at tag {} "
+                                "on partition {}",
+                                exec_->item(e.dst).node->name, st.merge_live - 1, e.dst_slot,
+                                tag_.to_string(), exec_->partition()));
     }
-    if (pending == kFired || pending > 0) return ops::ok_status();
-    bool all_dead = st.dead_count >= merge_expected_inputs(dst);
-    if (st.merge_live != 0 || all_dead) {
-      pending = kFired;
-      make_ready(dst_item);
-    }
-    return ops::ok_status();
+    st.merge_live = e.dst_slot + 1;
+    ops::Tensor& slot = inputs_[static_cast<size_t>(e.dst_input)];
+    if (e.last_use) slot = std::move(*value);
+    else slot = *value;
   }
-
-  if (dead) ++st.dead_count;
-  if (dst_slot != graph::kControlPort && !dead)
-    inputs_[static_cast<size_t>(dst.input_start + dst_slot)] = std::move(value);
-  if (--pending == 0) {
+  if (pending == kFired || pending > 0) return ops::ok_status();
+  bool all_dead = st.dead_count >= merge_expected_inputs(exec_->item(e.dst));
+  if (st.merge_live != 0 || all_dead) {
     pending = kFired;
-    make_ready(dst_item);
+    make_ready(e.dst);
   }
   return ops::ok_status();
 }
 
+// The per-edge hot path: only the destination's counters and input slot are
+// touched (EdgeOut carries where they are).
 Status IterationState::propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead) {
   for (const EdgeOut& e : item.out_edges) {
-    if (e.src_port == graph::kControlPort) {
-      TF_RETURN_IF_ERROR(activate(e.dst, graph::kControlPort, ops::Tensor(), node_dead));
-    } else {
-      ops::Tensor& out = outputs[e.src_port];
-      const bool dead = !out.valid();
-      TF_RETURN_IF_ERROR(activate(e.dst, e.dst_slot, e.last_use ? std::move(out) : ops::Tensor(out), dead));
+    const bool control = e.src_port == graph::kControlPort;
+    ops::Tensor* value = control ? nullptr : outputs + e.src_port;
+    const bool dead = control ? node_dead : !value->valid();
+    if (e.dst_merge) {
+      TF_RETURN_IF_ERROR(activate_merge(e, value, dead));
+      continue;
+    }
+    NodeState& st = nodes_[static_cast<size_t>(e.dst_local)];
+    if (dead) {
+      ++st.dead_count;
+    } else if (!control) {
+      ops::Tensor& slot = inputs_[static_cast<size_t>(e.dst_input)];
+      if (e.last_use) slot = std::move(*value);
+      else slot = *value;
+    }
+    if (--st.pending == 0) {
+      st.pending = kFired;
+      (e.dst_expensive ? ready_expensive_ : ready_).push_back(e.dst);
     }
   }
   return ops::ok_status();
@@ -249,13 +252,16 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
     e.node = item.node->name;
     ctx.events->record(std::move(e));
   }
-  for (int i = 0; i < item.num_inputs; ++i) in[i] = ops::Tensor();
+  // Release what the kernel did not take (a moved-from slot is already empty).
+  for (int i = 0; i < item.num_inputs; ++i)
+    if (in[i].valid()) in[i] = ops::Tensor();
   // Enter, Exit and NextIteration outputs are delivered where they go.
   if (item.kind == NodeKind::enter || item.kind == NodeKind::exit ||
       item.kind == NodeKind::next_iteration || item.kind == NodeKind::retval)
     return ops::ok_status();
   Status s = propagate(item, outp, node_dead);
-  for (int i = 0; i < item.num_outputs; ++i) outp[i] = ops::Tensor();
+  for (int i = 0; i < item.num_outputs; ++i)
+    if (outp[i].valid()) outp[i] = ops::Tensor();
   return s;
 }
 

@@ -103,7 +103,7 @@ class IterationState {
   int64_t nodes_run() const { return nodes_run_; }
 
  private:
-  Status activate(int dst_item, int dst_slot, ops::Tensor&& value, bool dead);
+  Status activate_merge(const EdgeOut& e, ops::Tensor* value, bool dead);
   Status propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead);
   Status execute(const StepContext& ctx, const NodeItem& item, Outbox& out);
   Status node_error(const NodeItem& item, const Status& s) const;
