@@ -305,6 +305,20 @@ BOOST_AUTO_TEST_CASE(four_threads_update_one_variable_without_losing_an_update) 
   BOOST_TEST(rm.num_stacks() == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(concurrent_first_gradient_calls_make_one_array) {
+  ResourceManager rm;
+  TensorArray::Options o;
+  o.size = 2;
+  std::string t = *rm.create_tensor_array("ta", 1, o);
+  std::vector<std::string> names(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < names.size(); ++i)
+    threads.emplace_back([&, i] { names[i] = *rm.tensor_array_grad(t, "gradients"); });
+  for (auto& th : threads) th.join();
+  for (const std::string& n : names) BOOST_TEST(n == t + "@gradients");
+  BOOST_TEST(rm.num_tensor_arrays() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(four_threads_write_one_tensor_array) {
   ResourceManager rm;
   TensorArray::Options o;

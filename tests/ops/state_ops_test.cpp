@@ -337,6 +337,8 @@ BOOST_AUTO_TEST_CASE(gather_and_scatter) {
                     {{"T", f32}}) ==
              "error: invalid_argument: cannot scatter to TensorArray '" + s.handle_of(ta) +
                  "' index 1 twice in one scatter");
+  BOOST_TEST(s.read(ta, 1) == "error: failed_precondition: cannot read TensorArray '" +
+                                  s.handle_of(ta) + "' index 1: it has not been written");
   BOOST_TEST(s.show("TensorArrayScatterV3",
                     {ta, Tensor::vector<int32_t>({1}), tensor<float>({2, 2}, {1, 2, 3, 4}),
                      Session::flow()},
