@@ -95,8 +95,9 @@ class ResourceManager {
   // freed when its step ended).
   Expected<std::shared_ptr<TensorArray>> tensor_array(const std::string& name) const;
   // The gradient array of `name` for `source`: made on the first call with
-  // the forward array's size and written shapes (unwritten gradients read as
-  // zeros, writes aggregate), the same array on later calls. Returns its name.
+  // the forward array's size (an index written in the forward array reads
+  // as zeros of its shape until written here; writes add up), the same
+  // array on later calls. Returns its name.
   Expected<std::string> tensor_array_grad(const std::string& name, const std::string& source);
   // Frees the array's elements now; later use of the handle is an error.
   Status close_tensor_array(const std::string& name);
