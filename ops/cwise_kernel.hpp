@@ -82,10 +82,12 @@ Status no_kernel_error(const char* op, DType t);
 template <class Out>
 Tensor reuse_or_allocate(KernelContext& ctx, std::initializer_list<int> candidates,
                          const Shape& shape) {
-  for (int i : candidates) {
-    const Tensor& in = ctx.input(i);
-    if (in.dtype() == dtype_v<Out> && in.is_unique() && in.shape() == shape)
-      return ctx.forward_input_or_allocate(i, dtype_v<Out>, shape);
+  if constexpr (!std::is_same_v<Out, std::string>) {  // object elements are never reused
+    for (int i : candidates) {
+      const Tensor& in = ctx.input(i);
+      if (in.dtype() == dtype_v<Out> && in.is_unique() && in.shape() == shape)
+        return ctx.take_input(i);
+    }
   }
   return Tensor::uninitialized(dtype_v<Out>, shape);
 }

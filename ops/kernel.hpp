@@ -54,8 +54,12 @@ class KernelContext {
   int num_inputs() const { return num_inputs_; }
   int num_outputs() const { return num_outputs_; }
   const Tensor& input(int i) const { return inputs_[i]; }
-  void set_output(int i, Tensor t) { outputs_[i] = std::move(t); }
+  void set_output(int i, const Tensor& t) { outputs_[i] = t; }
+  void set_output(int i, Tensor&& t) { outputs_[i] = std::move(t); }
   Tensor& output(int i) { return outputs_[i]; }
+  // Moves input i out, leaving it invalid: for a kernel that has checked
+  // the input is_unique() and writes its result into that buffer.
+  Tensor take_input(int i) { return std::move(inputs_[i]); }
 
   // A tensor of `dtype` and `shape` to write into: input i's buffer when no
   // one else holds it and it has the same dtype and element count (the

@@ -33,22 +33,9 @@ Expected<Shape> Shape::make(const std::vector<int64_t>& dims) {
   return s;
 }
 
-int64_t Shape::num_elements() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[i];
-  return n;
-}
-
 void Shape::add_dim(int64_t d) {
   assert(rank_ < kMaxRank);
   dims_[rank_++] = d;
-}
-
-bool Shape::operator==(const Shape& o) const {
-  if (rank_ != o.rank_) return false;
-  for (int i = 0; i < rank_; ++i)
-    if (dims_[i] != o.dims_[i]) return false;
-  return true;
 }
 
 std::string Shape::to_string() const {

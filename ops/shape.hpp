@@ -25,7 +25,11 @@ class Shape {
 
   int rank() const { return rank_; }
   int64_t dim(int i) const { return dims_[i]; }
-  int64_t num_elements() const;
+  int64_t num_elements() const {  // inline: on every kernel's path
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i) n *= dims_[i];
+    return n;
+  }
   bool is_scalar() const { return rank_ == 0; }
   std::vector<int64_t> dims() const { return {dims_.begin(), dims_.begin() + rank_}; }
 
@@ -33,7 +37,12 @@ class Shape {
   // Asserts rank < 8; callers check rank first.
   void add_dim(int64_t d);
 
-  bool operator==(const Shape& o) const;
+  bool operator==(const Shape& o) const {
+    if (rank_ != o.rank_) return false;
+    for (int i = 0; i < rank_; ++i)
+      if (dims_[i] != o.dims_[i]) return false;
+    return true;
+  }
   bool operator!=(const Shape& o) const { return !(*this == o); }
   // "[2,3]", "[]" for a scalar.
   std::string to_string() const;
