@@ -3,7 +3,12 @@
 // waiter with the fetched values or an error that names node, tag and
 // partition; a timed-out step is aborted by ending its root frame, which
 // ends every frame and iteration actor of the step through their links.
-// Internal to actors/; includes CAF.
+//
+// Graphs without control flow take a fast path (docs/protocol.md): the root
+// frame has one iteration and no child frame, so the partition runs that
+// iteration itself — no actor spawned, no message but the step request and
+// the expensive kernels it hands to workers — and keeps its IterationState
+// from step to step. Internal to actors/; includes CAF.
 #pragma once
 
 #include <caf/all.hpp>
@@ -24,14 +29,26 @@ class PartitionActor : public caf::event_based_actor {
  private:
   struct Running {
     StepPtr step;
-    caf::actor root;
+    caf::actor root;  // the root frame
   };
-  void finish(caf::actor_addr root, StepWaiter::Result result);
-  StepWaiter::Result collect(const Running& r, ValueBatch& fetches) const;
+  void start(StepPtr step);
+  void start_inline(StepPtr step);
+  void run_inline();
+  void end_inline(StepWaiter::Result result);
+  void trace_root(EventKind kind) const;
+  void finish(const StepShared& step, StepWaiter::Result result);
+  StepWaiter::Result collect(const StepShared& step, std::vector<OutValue>& fetches) const;
 
   ExecPtr exec_;
   std::vector<std::string> fetch_names_;
-  std::map<caf::actor_addr, Running> running_;
+  std::map<uint64_t, Running> running_;  // by step id
+
+  // The fast path: the step whose root iteration runs here (none if null).
+  StepPtr inline_step_;
+  IterationState root_;
+  Outbox outbox_;
+  std::vector<OutValue> fetches_;
+  size_t next_worker_ = 0;
 };
 
 }  // namespace tagflow::actors
