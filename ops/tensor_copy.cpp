@@ -76,19 +76,18 @@ void strided_copy_bytes(const Tensor& src, const StridedView& v, Tensor& dst) {
 
 namespace {
 
-// Fills n elements at d with the element at v, as E (an unsigned integer or
-// a byte array of the element's size): one store per element, not a memcpy
-// call per element. d is aligned for the element size (64-byte buffers).
-template <class E>
-void fill_as(unsigned char* d, const unsigned char* v, int64_t n) {
-  E e;
-  std::memcpy(&e, v, sizeof(E));
-  std::fill_n(reinterpret_cast<E*>(d), n, e);
+// Fills n elements of `size` bytes at d with the element at v: copies it
+// once, then doubles the filled prefix, so the work is a few large memcpy
+// calls (vectorised) rather than one call or scalar store per element.
+void fill_bytes(unsigned char* d, const unsigned char* v, size_t size, int64_t n) {
+  const size_t total = size * static_cast<size_t>(n);
+  std::memcpy(d, v, size);
+  for (size_t done = size; done < total;) {
+    const size_t k = std::min(done, total - done);
+    std::memcpy(d + done, d, k);
+    done += k;
+  }
 }
-
-struct Bytes16 {
-  unsigned char bytes[16];
-};
 
 Expected<Tensor> allocate(DType dtype, const Shape& shape, bool zero_fill) {
   const int64_t n = shape.num_elements();
@@ -146,15 +145,7 @@ void fill_elements(const Tensor& value, int64_t index, Tensor& dst, int64_t offs
   if (size == 0) return;
   const auto* v = static_cast<const unsigned char*>(value.raw_data()) + index * size;
   auto* d = static_cast<unsigned char*>(dst.raw_mutable_data()) + offset * size;
-  switch (size) {
-    case 1: fill_as<uint8_t>(d, v, n); break;
-    case 2: fill_as<uint16_t>(d, v, n); break;
-    case 4: fill_as<uint32_t>(d, v, n); break;
-    case 8: fill_as<uint64_t>(d, v, n); break;
-    case 16: fill_as<Bytes16>(d, v, n); break;
-    default:
-      for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * size, v, size);
-  }
+  fill_bytes(d, v, size, n);
 }
 
 void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst) {
