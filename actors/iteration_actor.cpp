@@ -4,14 +4,22 @@
 
 namespace tagflow::actors {
 
-caf::behavior kernel_worker(caf::event_based_actor* self) {
+caf::behavior KernelWorker::make_behavior() {
   return {
-      [=](compute_atom, std::shared_ptr<KernelJob>& job) {
-        job->compute();
-        self->send(caf::actor_cast<caf::actor>(self->current_sender()), computed_atom::value,
-                   std::move(job));
+      [=](compute_atom, std::shared_ptr<KernelBatch>& batch, caf::actor& owner) {
+        std::vector<int> done;
+        for (int i = batch->claim(); i >= 0; i = batch->claim()) {
+          batch->compute(batch->jobs[static_cast<size_t>(i)]);
+          done.push_back(i);
+        }
+        if (!done.empty()) send(owner, computed_atom::value, std::move(batch), std::move(done));
       },
   };
+}
+
+void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
+              const caf::actor& owner) {
+  for (const caf::actor& worker : step.workers) caf::anon_send(worker, compute_atom::value, batch, owner);
 }
 
 IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step,
@@ -78,8 +86,8 @@ caf::behavior IterationActor::make_behavior() {
         --outstanding_children_;
         run_and_report();
       },
-      [=](computed_atom, std::shared_ptr<KernelJob>& job) {
-        Status s = state_.complete(*job);
+      [=](computed_atom, std::shared_ptr<KernelBatch>& batch, std::vector<int>& done) {
+        Status s = state_.complete(*batch, done);
         if (!s.ok()) {
           quit(to_caf_error(s));
           return;
@@ -103,11 +111,9 @@ void IterationActor::run_and_report() {
 }
 
 void IterationActor::flush() {
-  for (std::shared_ptr<KernelJob>& job : outbox_.jobs) {
-    const caf::actor& worker = step_->workers[next_worker_++ % step_->workers.size()];
-    send(worker, compute_atom::value, std::move(job));
-  }
-  outbox_.jobs.clear();
+  for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
+    hand_out(*step_, batch, caf::actor_cast<caf::actor>(this));
+  outbox_.batches.clear();
   // Enter values go to the child frame instance, spawned by the first one.
   if (!outbox_.enters.empty()) {
     std::map<FrameId, ValueBatch> by_frame;

@@ -21,35 +21,48 @@ bool is_true(const ops::Tensor& pred) {
 
 }  // namespace
 
-void KernelJob::compute() {
-  if (events != nullptr) start_ns = events->now_ns();
-  outputs.assign(static_cast<size_t>(item->num_outputs), ops::Tensor());
-  ops::KernelContext kctx(inputs.data(), item->num_inputs, outputs.data(), item->num_outputs,
-                          resources, step_id);
-  status = item->kernel->compute(kctx);
-  inputs.clear();
-  if (events != nullptr) end_ns = events->now_ns();
+void KernelBatch::compute(KernelJob& job) const {
+  if (events_ != nullptr) job.start_ns = events_->now_ns();
+  const NodeItem& item = *job.item;
+  job.outputs.assign(static_cast<size_t>(item.num_outputs), ops::Tensor());
+  ops::KernelContext kctx(job.inputs.data(), item.num_inputs, job.outputs.data(),
+                          item.num_outputs, resources_, step_id_);
+  job.status = item.kernel->compute(kctx);
+  job.inputs.clear();
+  if (events_ != nullptr) job.end_ns = events_->now_ns();
 }
 
-Status IterationState::complete(KernelJob& job) {
+// Propagates the outputs of a computed job; `detail` tells the event stream
+// where it ran.
+Status IterationState::finish_job(const KernelBatch& batch, KernelJob& job,
+                                  const char* detail) {
   --outstanding_jobs_;
   const NodeItem& item = *job.item;
-  if (job.events != nullptr) {
+  if (EventSink* sink = batch.events()) {
     Event e(EventKind::node_ran);
     e.time_ns = job.start_ns;
     e.duration_ns = job.end_ns - job.start_ns;
+    e.step = batch.step_id();
     e.partition = exec_->partition();
     e.tag = tag_.to_string();
     e.node = item.node->name;
     e.op = item.node->op;
-    e.detail = "worker";
-    job.events->record(std::move(e));
+    e.detail = detail;
+    sink->record(std::move(e));
   }
   if (!job.status.ok()) return node_error(item, job.status);
   for (int i = 0; i < item.num_outputs; ++i)
     if (!job.outputs[static_cast<size_t>(i)].valid())
       return node_error(item, Status(ops::Error::internal, fmt::format("kernel set no output {}", i)));
-  return propagate(item, job.outputs.data(), false);
+  Status s = propagate(item, job.outputs.data(), false);
+  job.outputs.clear();
+  return s;
+}
+
+Status IterationState::complete(KernelBatch& batch, const std::vector<int>& done) {
+  for (int i : done)
+    TF_RETURN_IF_ERROR(finish_job(batch, batch.jobs[static_cast<size_t>(i)], "worker"));
+  return ops::ok_status();
 }
 
 void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
@@ -77,6 +90,7 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
     nodes_[static_cast<size_t>(exec.item(s).local_id)].pending = kFired;
     make_ready(s);
   }
+  batch_.reset();
   nodes_run_ = 0;
   outstanding_jobs_ = 0;
 }
@@ -158,6 +172,56 @@ Status IterationState::node_error(const NodeItem& item, const Status& s) const {
                                       s.message()));
 }
 
+// A variable read through a ref is read when its reader runs.
+Status IterationState::read_refs(const StepContext& ctx, const NodeItem& item,
+                                 ops::Tensor* in) const {
+  for (int i : item.deref_inputs) {
+    if (!in[i].valid()) continue;
+    if (ctx.resources == nullptr)
+      return node_error(item, Status(ops::Error::failed_precondition,
+                                     "no session state to read a variable from"));
+    auto value = ops::deref(in[i], *ctx.resources);
+    if (!value.ok()) return node_error(item, value.status());
+    in[i] = std::move(value).value();
+  }
+  return ops::ok_status();
+}
+
+// Moves every live ready expensive node into a new batch (dead ones stay
+// ready: they only propagate deadness).
+Status IterationState::make_batch(const StepContext& ctx, Outbox& out) {
+  auto batch = std::make_shared<KernelBatch>(ctx.resources, ctx.step_id, ctx.events);
+  size_t kept = 0;
+  for (int i : ready_expensive_) {
+    const NodeItem& item = exec_->item(i);
+    if (nodes_[static_cast<size_t>(item.local_id)].dead_count > 0) {
+      ready_expensive_[kept++] = i;
+      continue;
+    }
+    ops::Tensor* in = inputs_.data() + item.input_start;
+    TF_RETURN_IF_ERROR(read_refs(ctx, item, in));
+    KernelJob& job = batch->jobs.emplace_back();
+    job.item = &item;
+    job.inputs.assign(std::make_move_iterator(in), std::make_move_iterator(in + item.num_inputs));
+    for (int k = 0; k < item.num_inputs; ++k) in[k] = ops::Tensor();
+    ++nodes_run_;
+  }
+  ready_expensive_.resize(kept);
+  outstanding_jobs_ += static_cast<int>(batch->jobs.size());
+  batch_ = batch;
+  out.batches.push_back(std::move(batch));
+  return ops::ok_status();
+}
+
+// Two or more live ready expensive nodes: worth a batch.
+bool IterationState::batch_ready() const {
+  int live = 0;
+  for (int i : ready_expensive_)
+    if (nodes_[static_cast<size_t>(exec_->item(i).local_id)].dead_count == 0 && ++live == 2)
+      return true;
+  return false;
+}
+
 Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Outbox& out) {
   const size_t local = static_cast<size_t>(item.local_id);
   ops::Tensor* in = inputs_.data() + item.input_start;
@@ -166,15 +230,7 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
     outputs_.resize(static_cast<size_t>(item.num_outputs));
   ops::Tensor* outp = outputs_.data();
   bool node_dead = any_dead;
-  // A variable read through a ref is read when its reader runs.
-  for (int i : item.deref_inputs) {
-    if (!in[i].valid()) continue;
-    if (ctx.resources == nullptr)
-      return node_error(item, Status(ops::Error::failed_precondition, "no session state to read a variable from"));
-    auto value = ops::deref(in[i], *ctx.resources);
-    if (!value.ok()) return node_error(item, value.status());
-    in[i] = std::move(value).value();
-  }
+  if (!item.deref_inputs.empty()) TF_RETURN_IF_ERROR(read_refs(ctx, item, in));
 
   switch (item.kind) {
     case NodeKind::ordinary:
@@ -182,17 +238,6 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       if (!any_dead) {
         if (item.kind == NodeKind::loop_cond) {
           outp[0] = std::move(in[0]);
-        } else if (item.expensive && ctx.use_workers && !ready_expensive_.empty()) {
-          // More expensive nodes are ready: a worker computes this one.
-          auto job = std::make_shared<KernelJob>();
-          job->item = &item;
-          job->inputs.assign(std::make_move_iterator(in), std::make_move_iterator(in + item.num_inputs));
-          job->resources = ctx.resources;
-          job->step_id = ctx.step_id;
-          job->events = ctx.events;
-          out.jobs.push_back(std::move(job));
-          ++outstanding_jobs_;
-          return ops::ok_status();
         } else {
           ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources,
                                   ctx.step_id);
@@ -266,10 +311,31 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
 }
 
 Status IterationState::run(const StepContext& ctx, Outbox& out) {
-  while (has_ready()) {
-    std::vector<int>& queue = ready_.empty() ? ready_expensive_ : ready_;
-    int i = queue.back();
-    queue.pop_back();
+  for (;;) {
+    int i;
+    if (!ready_.empty()) {
+      i = ready_.back();
+      ready_.pop_back();
+    } else if (batch_ != nullptr) {
+      // Compute what the workers have not claimed; their share comes back
+      // through complete().
+      int j = batch_->claim();
+      if (j < 0) {
+        batch_.reset();
+        continue;
+      }
+      KernelBatch& batch = *batch_;
+      KernelJob& job = batch.jobs[static_cast<size_t>(j)];
+      batch.compute(job);
+      TF_RETURN_IF_ERROR(finish_job(batch, job, ""));
+      continue;
+    } else if (!ready_expensive_.empty()) {
+      if (ctx.use_workers && batch_ready()) return make_batch(ctx, out);
+      i = ready_expensive_.back();
+      ready_expensive_.pop_back();
+    } else {
+      break;
+    }
     const NodeItem& item = exec_->item(i);
     ++nodes_run_;
     if (ctx.events == nullptr) {

@@ -8,6 +8,7 @@
 // owning actor to send. Owned by exactly one actor; not thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -27,35 +28,61 @@ struct OutValue {
   bool dead;
 };
 
-// An expensive kernel call handed to a worker so that the iteration goes
-// on with other ready nodes; the worker fills outputs and status.
+// One expensive kernel call of a KernelBatch.
 struct KernelJob {
   const NodeItem* item = nullptr;
-  std::vector<ops::Tensor> inputs;
+  std::vector<ops::Tensor> inputs;  // emptied by the call
   std::vector<ops::Tensor> outputs;
-  ops::ResourceManager* resources = nullptr;
-  uint64_t step_id = 0;
   Status status;
-  EventSink* events = nullptr;  // when set, compute() times the kernel
-  int64_t start_ns = 0;
+  int64_t start_ns = 0;  // timed when the batch has an event sink
   int64_t end_ns = 0;
+};
 
-  void compute();  // runs the kernel (on the worker)
+// The expensive kernels of one iteration that were ready at the same time.
+// The iteration hands the batch to the kernel workers and then computes
+// jobs of it itself: each job is claimed exactly once, so a worker that
+// starts late (its core busy or asleep) finds the batch drained and costs
+// nothing, and the iteration never waits for a core it does not get.
+// Shared by the iteration and the workers: claim() is thread-safe and a
+// job is touched only by whoever claimed it; the iteration reads a job's
+// results after computing it itself or after the worker's `computed` reply.
+class KernelBatch {
+ public:
+  KernelBatch(ops::ResourceManager* resources, uint64_t step_id, EventSink* events)
+      : resources_(resources), step_id_(step_id), events_(events) {}
+
+  // The index of the next unclaimed job, or -1 when all are claimed.
+  int claim() {
+    size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    return i < jobs.size() ? static_cast<int>(i) : -1;
+  }
+  bool drained() const { return next_.load(std::memory_order_relaxed) >= jobs.size(); }
+  void compute(KernelJob& job) const;  // runs a claimed job's kernel
+  uint64_t step_id() const { return step_id_; }
+  EventSink* events() const { return events_; }
+
+  std::vector<KernelJob> jobs;  // filled before the batch is shared
+
+ private:
+  std::atomic<size_t> next_{0};
+  ops::ResourceManager* resources_;
+  uint64_t step_id_;
+  EventSink* events_;
 };
 
 struct Outbox {
-  std::vector<std::shared_ptr<KernelJob>> jobs;  // to hand to workers
+  std::vector<std::shared_ptr<KernelBatch>> batches;  // to hand to workers
   std::vector<OutValue> enters;
   std::vector<OutValue> exits;
   std::vector<OutValue> next_iterations;  // live ones only: a dead one stops
   std::vector<OutValue> fetches;
 
   bool empty() const {
-    return jobs.empty() && enters.empty() && exits.empty() && next_iterations.empty() &&
+    return batches.empty() && enters.empty() && exits.empty() && next_iterations.empty() &&
            fetches.empty();
   }
   void clear() {
-    jobs.clear();
+    batches.clear();
     enters.clear();
     exits.clear();
     next_iterations.clear();
@@ -87,15 +114,20 @@ class IterationState {
   // iteration go to `out`. Returns early, with nodes still ready, right
   // after a NextIteration when other nodes are still ready, so that the next
   // iteration can start while this one works on (parallel iterations). With
-  // ctx.use_workers, an expensive node is handed to a worker (out.jobs)
-  // while another expensive node is ready too. The first error stops the
-  // run and is returned, naming node, tag and partition.
+  // ctx.use_workers, two or more ready expensive nodes become a KernelBatch
+  // (out.batches): run() returns at once so that the owner hands it to the
+  // workers, and the next run() computes the jobs no worker has claimed.
+  // The first error stops the run and is returned, naming node, tag and
+  // partition.
   Status run(const StepContext& ctx, Outbox& out);
 
-  // Finishes a node whose kernel ran on a worker.
-  Status complete(KernelJob& job);
+  // Finishes the jobs of `batch` (made by this state) that a worker computed.
+  Status complete(KernelBatch& batch, const std::vector<int>& done);
 
-  bool has_ready() const { return !ready_.empty() || !ready_expensive_.empty(); }
+  // Nodes ready, or jobs of the current batch that nobody has claimed.
+  bool has_ready() const {
+    return !ready_.empty() || !ready_expensive_.empty() || (batch_ && !batch_->drained());
+  }
   int outstanding_jobs() const { return outstanding_jobs_; }
   const Tag& tag() const { return tag_; }
   int64_t iteration() const { return tag_.iteration(); }
@@ -106,6 +138,10 @@ class IterationState {
   Status activate_merge(const EdgeOut& e, ops::Tensor* value, bool dead);
   Status propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead);
   Status execute(const StepContext& ctx, const NodeItem& item, Outbox& out);
+  Status read_refs(const StepContext& ctx, const NodeItem& item, ops::Tensor* in) const;
+  Status make_batch(const StepContext& ctx, Outbox& out);
+  bool batch_ready() const;
+  Status finish_job(const KernelBatch& batch, KernelJob& job, const char* detail);
   Status node_error(const NodeItem& item, const Status& s) const;
   int merge_expected_inputs(const NodeItem& item) const;
 
@@ -122,8 +158,9 @@ class IterationState {
   std::vector<int> ready_;            // item indices
   std::vector<int> ready_expensive_;  // item indices
   std::vector<ops::Tensor> outputs_;  // scratch for one node's outputs
+  std::shared_ptr<KernelBatch> batch_;  // the batch this state still claims from
   int64_t nodes_run_ = 0;
-  int outstanding_jobs_ = 0;
+  int outstanding_jobs_ = 0;  // batch jobs not finished
 };
 
 }  // namespace tagflow::actors

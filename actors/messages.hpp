@@ -58,7 +58,7 @@ struct StepShared {
   std::vector<ops::Tensor> feeds;
   int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   std::shared_ptr<StepWaiter> waiter;
-  std::vector<caf::actor> workers;  // compute expensive kernels (KernelJob)
+  std::vector<caf::actor> workers;  // compute jobs of kernel batches
   std::chrono::nanoseconds timeout{0};  // 0: none
   // now + timeout, checked by frames on every iteration report: a busy
   // loop may keep a single worker from ever running the partition's timer.
@@ -73,5 +73,5 @@ Status from_caf_error(const caf::error& e);
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::ValueBatch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::IterationReport)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::Tag)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<tagflow::actors::KernelJob>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<tagflow::actors::KernelBatch>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const tagflow::actors::StepShared>)

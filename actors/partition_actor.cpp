@@ -107,8 +107,8 @@ void PartitionActor::run_inline() {
   }
   do {
     Status s = root_.run(step.context, outbox_);
-    for (std::shared_ptr<KernelJob>& job : outbox_.jobs)
-      send(step.workers[next_worker_++ % step.workers.size()], compute_atom::value, std::move(job));
+    for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
+      hand_out(step, batch, caf::actor_cast<caf::actor>(this));
     for (OutValue& v : outbox_.fetches) fetches_.push_back(std::move(v));
     outbox_.clear();
     if (!s.ok()) {
@@ -162,10 +162,10 @@ caf::behavior PartitionActor::make_behavior() {
         running_.erase(it);
         finish(*step, collect(*step, fetches.values));
       },
-      [=](computed_atom, std::shared_ptr<KernelJob>& job) {
-        // A job of an inline step that already ended (error, timeout) is dropped.
-        if (inline_step_ == nullptr || job->step_id != inline_step_->context.step_id) return;
-        Status s = root_.complete(*job);
+      [=](computed_atom, std::shared_ptr<KernelBatch>& batch, std::vector<int>& done) {
+        // Jobs of an inline step that already ended (error, timeout) are dropped.
+        if (inline_step_ == nullptr || batch->step_id() != inline_step_->context.step_id) return;
+        Status s = root_.complete(*batch, done);
         if (!s.ok()) end_inline(std::move(s));
         else run_inline();
       },

@@ -48,7 +48,6 @@ class PartitionActor : public caf::event_based_actor {
   IterationState root_;
   Outbox outbox_;
   std::vector<OutValue> fetches_;
-  size_t next_worker_ = 0;
 };
 
 }  // namespace tagflow::actors

@@ -89,7 +89,7 @@ struct Session::Impl {
     // Workers only pay off when another core can run them.
     size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
     if (cores > 1)
-      for (size_t i = 0; i < cores; ++i) p.workers.push_back(system.spawn(kernel_worker));
+      for (size_t i = 0; i < cores; ++i) p.workers.push_back(system.spawn<KernelWorker>());
     return &prepared.emplace(sig, std::move(p)).first->second;
   }
 

@@ -69,9 +69,25 @@ class FrameActor : public caf::event_based_actor {
   bool finished_ = false;
 };
 
-// Computes the kernels that iterations hand off (KernelJob) and sends each
-// job back to the iteration that sent it. Stateless; one per core.
-caf::behavior kernel_worker(caf::event_based_actor* self);
+// Computes jobs of the kernel batches that iterations hand out: claims jobs
+// until the batch is drained and tells the batch's owner which ones it
+// computed (nothing if it came too late to claim any). Stateless; one per
+// worker thread. (A class, not a function-based actor: CAF 0.17 spawns
+// argument-less function actors through a null shared_ptr, which UBSan
+// reports.)
+class KernelWorker : public caf::event_based_actor {
+ public:
+  explicit KernelWorker(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+  caf::behavior make_behavior() override;
+  const char* name() const override { return "tagflow.kernel_worker"; }
+};
+
+// Hands `batch` to every kernel worker of the step, each message through
+// the scheduler's shared entry (no execution context), which spreads them
+// over the worker threads and wakes a sleeping one: the sender's own thread
+// is busy computing jobs of the batch itself. The owner gets `computed`.
+void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
+              const caf::actor& owner);
 
 // One iteration of one frame instance; reused for a later iteration of the
 // same frame instance once its frame says it is done.
@@ -96,7 +112,6 @@ class IterationActor : public caf::event_based_actor {
   int outstanding_children_ = 0;
   int64_t received_ = 0;
   int64_t reported_received_ = -1;
-  size_t next_worker_ = 0;
 };
 
 }  // namespace tagflow::actors
