@@ -179,6 +179,7 @@ Status Executable::init() {
   }
   for (NodeItem& item : items_) {
     for (EdgeOut& e : item.out_edges) {
+      if (e.src_port == 1 && item.kind == NodeKind::merge) item.merge_index_used = true;
       const NodeItem& dst = items_[static_cast<size_t>(e.dst)];
       e.dst_merge = dst.kind == NodeKind::merge;
       e.dst_expensive = dst.expensive;

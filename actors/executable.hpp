@@ -72,6 +72,7 @@ struct NodeItem {
   std::vector<bool> merge_back_edge;
   int merge_forward_inputs = 0;
   int merge_back_inputs = 0;
+  bool merge_index_used = false;  // some edge reads its value_index output
   int index = 0;  // _Arg / _Retval index
   // Inputs fed by a ref output (a variable's handle) that the node takes
   // as a plain value: the executor reads the variable when the node runs.

@@ -268,7 +268,7 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       node_dead = chosen < 0;
       if (!node_dead) {
         outp[0] = std::move(in[chosen]);
-        outp[1] = ops::Tensor::scalar<int32_t>(chosen);
+        if (item.merge_index_used) outp[1] = ops::Tensor::scalar<int32_t>(chosen);
       }
       break;
     }
