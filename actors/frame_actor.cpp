@@ -35,6 +35,15 @@ void FrameActor::trace(EventKind kind, int64_t iteration, std::string detail) {
   sink->record(std::move(e));
 }
 
+void FrameActor::on_exit() {
+  parent_ = nullptr;
+  active_.clear();
+  idle_.clear();
+  deferred_.reset();
+  invariants_.clear();
+  fetches_.clear();
+}
+
 caf::behavior FrameActor::make_behavior() {
   trace(EventKind::frame_created, 0);
   // The root frame starts at once; a loop's iteration 0 with its first Enters.
@@ -47,10 +56,11 @@ caf::behavior FrameActor::make_behavior() {
 
 void FrameActor::fail(const Status& s) { quit(to_caf_error(s)); }
 
-// Sends values to a started, not yet done iteration.
-void FrameActor::send_to(int64_t iteration, std::vector<OutValue> values) {
+// Sends values to a started, not yet done iteration (`counted`: the message
+// is already counted in its slot).
+void FrameActor::send_to(int64_t iteration, std::vector<OutValue> values, bool counted) {
   Slot& s = slot(iteration);
-  ++s.sent;
+  if (!counted) ++s.sent;
   if (EventSink* sink = step_->context.events) {
     for (const OutValue& v : values) {
       Event e(EventKind::message_sent);
@@ -190,11 +200,19 @@ void FrameActor::on_report(IterationReport& r) {
   }
   if (!live_exits.empty()) send(parent_, exits_atom::value, frame_, ValueBatch{std::move(live_exits)});
 
+  // Values for a running iteration are counted at once (it cannot be taken
+  // as done before it has them) but sent after advance(): a worker runs the
+  // actor it scheduled last first, so the iteration that waited for them —
+  // the loop's critical path — runs next on this core, where they are in
+  // cache, and an iteration advance() starts is the one another worker may
+  // steal.
+  int64_t forward = -1;
   if (!r.next_iterations.empty()) {
     int64_t next = r.iteration + 1;
     int64_t end = oldest_ + static_cast<int64_t>(active_.size());
     if (next < end) {
-      send_to(next, std::move(r.next_iterations));
+      ++slot(next).sent;
+      forward = next;
     } else if (end - oldest_ < layout_.parallel_iterations) {
       if (!start_iteration(next, std::move(r.next_iterations))) return;
     } else {
@@ -203,6 +221,7 @@ void FrameActor::on_report(IterationReport& r) {
     }
   }
   advance();
+  if (forward >= 0 && !getf(is_terminated_flag)) send_to(forward, std::move(r.next_iterations), true);
 }
 
 // Retires finished iterations in order, starts a deferred one when the

@@ -58,6 +58,12 @@ void IterationActor::deliver(const ValueBatch& batch) {
   }
 }
 
+void IterationActor::on_exit() {
+  frame_ = nullptr;
+  children_.clear();
+  outbox_.clear();
+}
+
 caf::behavior IterationActor::make_behavior() {
   return {
       [=](start_atom, FrameId frame, Tag& tag, ValueBatch& batch) {

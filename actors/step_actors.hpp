@@ -30,6 +30,9 @@ class FrameActor : public caf::event_based_actor {
              caf::actor parent);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.frame"; }
+  // Drops every actor handle: frames and iterations refer to each other,
+  // and a cycle of handles would keep both alive after they quit.
+  void on_exit() override;
 
  private:
   struct Slot {
@@ -41,7 +44,7 @@ class FrameActor : public caf::event_based_actor {
 
   void on_enter(ValueBatch& batch);
   void on_report(IterationReport& r);
-  void send_to(int64_t iteration, std::vector<OutValue> values);
+  void send_to(int64_t iteration, std::vector<OutValue> values, bool counted = false);
   bool start_iteration(int64_t iteration, std::vector<OutValue> values);
   void advance();
   void finish();
@@ -96,6 +99,7 @@ class IterationActor : public caf::event_based_actor {
   IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, caf::actor frame);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.iteration"; }
+  void on_exit() override;  // drops its handles (see FrameActor::on_exit)
 
  private:
   void deliver(const ValueBatch& batch);
