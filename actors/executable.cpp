@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace tagflow::actors {
 
@@ -19,6 +20,8 @@ const char* to_string(NodeKind k) {
     case NodeKind::control_trigger: return "ControlTrigger";
     case NodeKind::arg: return "_Arg";
     case NodeKind::retval: return "_Retval";
+    case NodeKind::send: return "_Send";
+    case NodeKind::recv: return "_Recv";
   }
   return "unknown";
 }
@@ -57,11 +60,8 @@ Expected<NodeKind> kind_of(const graph::Node& n, const std::string& partition) {
     case ops::OpRole::next_iteration: return NodeKind::next_iteration;
     case ops::OpRole::loop_cond: return NodeKind::loop_cond;
     case ops::OpRole::control_trigger: return NodeKind::control_trigger;
-    case ops::OpRole::send:
-    case ops::OpRole::recv:
-      return Status(ops::Error::unimplemented,
-                    fmt::format("node '{}' on partition {}: {} needs a partitioned run",
-                                n.name, partition, n.op));
+    case ops::OpRole::send: return NodeKind::send;
+    case ops::OpRole::recv: return NodeKind::recv;
     case ops::OpRole::function_call:
       return Status(ops::Error::unimplemented,
                     fmt::format("node '{}' on partition {}: functional op {} must be lowered "
@@ -75,11 +75,79 @@ Expected<NodeKind> kind_of(const graph::Node& n, const std::string& partition) {
 
 Expected<std::shared_ptr<const Executable>> Executable::build(graph::Graph g,
                                                               std::string partition) {
-  auto exec = std::make_shared<Executable>();
-  exec->graph_ = std::move(g);
-  exec->partition_ = std::move(partition);
-  TF_RETURN_IF_ERROR(exec->init());
-  return std::shared_ptr<const Executable>(std::move(exec));
+  std::vector<graph::Graph> graphs;
+  graphs.push_back(std::move(g));
+  TF_ASSIGN_OR_RETURN(auto built, build_partitions(std::move(graphs), {std::move(partition)}));
+  return std::move(built[0]);
+}
+
+namespace {
+
+std::string transfer_match_key(const graph::Node& n) {
+  auto text = [&](const char* key) {
+    const std::string* s = n.attr<std::string>(key);
+    return s == nullptr ? std::string() : *s;
+  };
+  return text("tensor_name") + ';' + text("send_device") + ';' + text("recv_device");
+}
+
+}  // namespace
+
+Expected<std::vector<std::shared_ptr<const Executable>>> Executable::build_partitions(
+    std::vector<graph::Graph> graphs, std::vector<std::string> names) {
+  std::vector<std::shared_ptr<Executable>> execs;
+  for (size_t p = 0; p < graphs.size(); ++p) {
+    auto exec = std::make_shared<Executable>();
+    exec->graph_ = std::move(graphs[p]);
+    exec->partition_ = p < names.size() ? names[p] : fmt::format("partition{}", p);
+    TF_RETURN_IF_ERROR(exec->init());
+    execs.push_back(std::move(exec));
+  }
+  // Every Recv by its key, then every Send to its Recv.
+  struct RecvAt {
+    int partition;
+    int item;
+    bool matched = false;
+  };
+  std::map<std::string, RecvAt> recvs;
+  for (size_t p = 0; p < execs.size(); ++p)
+    for (NodeItem& item : execs[p]->items_) {
+      if (item.kind != NodeKind::recv) continue;
+      auto [it, fresh] = recvs.emplace(transfer_match_key(*item.node),
+                                       RecvAt{static_cast<int>(p), item.node_id});
+      if (!fresh)
+        return Status(ops::Error::invalid_graph,
+                      fmt::format("_Recv '{}' on partition {} and _Recv '{}' on partition {} wait "
+                                  "for the same key '{}'",
+                                  item.node->name, execs[p]->partition_,
+                                  execs[static_cast<size_t>(it->second.partition)]->item(it->second.item).node->name,
+                                  execs[static_cast<size_t>(it->second.partition)]->partition_,
+                                  *item.transfer_key));
+    }
+  for (auto& exec : execs)
+    for (NodeItem& item : exec->items_) {
+      if (item.kind != NodeKind::send) continue;
+      auto it = recvs.find(transfer_match_key(*item.node));
+      if (it == recvs.end() || it->second.matched)
+        return Status(ops::Error::invalid_graph,
+                      fmt::format("_Send '{}' on partition {}: {} _Recv takes key '{}'",
+                                  item.node->name, exec->partition_,
+                                  it == recvs.end() ? "no" : "another _Send already feeds the",
+                                  *item.transfer_key));
+      it->second.matched = true;
+      item.transfer_partition = it->second.partition;
+      item.transfer_item = it->second.item;
+    }
+  for (auto& [key, at] : recvs)
+    if (!at.matched) {
+      const Executable& exec = *execs[static_cast<size_t>(at.partition)];
+      return Status(ops::Error::invalid_graph,
+                    fmt::format("_Recv '{}' on partition {} would wait forever: no _Send has key '{}'",
+                                exec.item(at.item).node->name, exec.partition_,
+                                *exec.item(at.item).transfer_key));
+    }
+  std::vector<std::shared_ptr<const Executable>> out(execs.begin(), execs.end());
+  return out;
 }
 
 Status Executable::init() {
@@ -101,6 +169,14 @@ Status Executable::init() {
     item.node = &node;
     TF_ASSIGN_OR_RETURN(item.kind, kind_of(node, partition_));
     item.num_inputs = static_cast<int>(node.inputs.size());
+    if (item.kind == NodeKind::send || item.kind == NodeKind::recv) {
+      static const std::string kNoKey;
+      const std::string* key = node.attr<std::string>("tensor_name");
+      item.transfer_key = key == nullptr ? &kNoKey : key;
+    }
+    // A Recv's one input slot holds its transfer: it is pending until the
+    // transfer arrives, and is never a source.
+    if (item.kind == NodeKind::recv) item.num_inputs = 1;
     item.num_control_inputs = static_cast<int>(node.control_inputs.size());
     item.num_outputs = graph_.num_outputs(id);
     item.frame = control_flow_.frame_of[static_cast<size_t>(id)];
@@ -160,6 +236,10 @@ Status Executable::init() {
     layout.initial_state.push_back(NodeState{pending, 0, 0});
     if (item.num_inputs + item.num_control_inputs == 0) layout.sources.push_back(id);
     if (item.kind == NodeKind::exit) layout.exits.push_back(id);
+    if (item.kind == NodeKind::recv) {
+      ++layout.num_recvs;
+      ++num_recvs_;
+    }
 
     for (const graph::OutEdge& e : graph_.out_edges(id)) item.out_edges.push_back({e.src_port, e.dst, e.dst_input, false});
     std::stable_sort(item.out_edges.begin(), item.out_edges.end(), [](const EdgeOut& a, const EdgeOut& b) {

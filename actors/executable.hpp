@@ -33,6 +33,8 @@ enum class NodeKind {
   control_trigger,
   arg,     // a fed value: `_Arg` with attr index into the step's feeds
   retval,  // a fetched value: `_Retval` with attr index into the fetches
+  send,    // `_Send`: its value and dead bit leave for the matching `_Recv`
+  recv,    // `_Recv`: fires when its transfer (and its control inputs) arrived
 };
 
 const char* to_string(NodeKind k);
@@ -74,6 +76,11 @@ struct NodeItem {
   int merge_back_inputs = 0;
   bool merge_index_used = false;  // some edge reads its value_index output
   int index = 0;  // _Arg / _Retval index
+  // _Send: the partition (index into the partitions built together) and the
+  // _Recv item its value goes to; set by Executable::build_partitions.
+  int transfer_partition = -1;
+  int transfer_item = -1;
+  const std::string* transfer_key = nullptr;  // _Send/_Recv: tensor_name
   // Inputs fed by a ref output (a variable's handle) that the node takes
   // as a plain value: the executor reads the variable when the node runs.
   std::vector<int> deref_inputs;
@@ -93,6 +100,7 @@ struct FrameLayout {
   std::vector<int> items;       // item indices of the frame's nodes, by local id
   int num_input_slots = 0;
   int num_enters = 0;           // Enters (of any parent iteration) that enter it
+  int num_recvs = 0;            // _Recvs: each takes one transfer per iteration
   std::vector<int> exits;       // item indices of its Exits
   std::vector<int> sources;     // items ready as soon as an iteration starts
   std::vector<NodeState> initial_state;  // by local id
@@ -105,6 +113,12 @@ class Executable {
   // name the node. `partition` names the partition in error messages.
   static Expected<std::shared_ptr<const Executable>> build(graph::Graph g,
                                                            std::string partition = "local");
+  // The partitions of one graph, built together so that every `_Send` knows
+  // the partition and `_Recv` its value goes to: a Send and a Recv match when
+  // their tensor_name, send_device and recv_device agree. A Send or Recv
+  // without exactly one partner is an error naming its key.
+  static Expected<std::vector<std::shared_ptr<const Executable>>> build_partitions(
+      std::vector<graph::Graph> graphs, std::vector<std::string> names);
 
   const graph::Graph& graph() const { return graph_; }
   const graph::ControlFlowInfo& control_flow() const { return control_flow_; }
@@ -116,6 +130,7 @@ class Executable {
   int num_args() const { return num_args_; }
   int num_retvals() const { return num_retvals_; }
   bool has_control_flow() const { return frames_.size() > 1; }
+  bool has_recvs() const { return num_recvs_ > 0; }
 
  private:
   Status init();
@@ -127,6 +142,7 @@ class Executable {
   std::string partition_;
   int num_args_ = 0;
   int num_retvals_ = 0;
+  int num_recvs_ = 0;
 };
 
 }  // namespace tagflow::actors

@@ -42,16 +42,44 @@ void FrameActor::on_exit() {
   deferred_.reset();
   invariants_.clear();
   fetches_.clear();
+  early_transfers_.clear();
 }
 
 caf::behavior FrameActor::make_behavior() {
   trace(EventKind::frame_created, 0);
+  // Transfers for this frame instance reach it through its partition.
+  if (layout_.num_recvs > 0)
+    send(step_->peers[static_cast<size_t>(step_->partition_index)], frame_up_atom::value,
+         step_->context.step_id, tag0_.frame_instance(), caf::actor_cast<caf::actor>(this));
   // The root frame starts at once; a loop's iteration 0 with its first Enters.
   if (tag0_.is_root()) start_iteration(0, {});
   return {
       [=](enter_atom, ValueBatch& batch) { on_enter(batch); },
       [=](report_atom, IterationReport& r) { on_report(r); },
+      [=](transfer_atom, TransferBatch& batch) { on_transfer(batch); },
   };
+}
+
+// A transfer goes to its iteration if it runs, waits if the iteration is
+// still to come (it cannot be done before the transfer arrives, so an
+// iteration that is done can never be its target).
+void FrameActor::on_transfer(TransferBatch& batch) {
+  const int64_t end = oldest_ + static_cast<int64_t>(active_.size());
+  if (batch.iteration < oldest_) {
+    const OutValue& v = batch.values.front();
+    fail(Status(ops::Error::internal,
+                fmt::format("frame '{}' on partition {} got a transfer for key '{}' at tag {}, "
+                            "an iteration that is done",
+                            layout_.name, exec_->partition(), *exec_->item(v.item).transfer_key,
+                            tag0_.with_iteration(batch.iteration).to_string())));
+    return;
+  }
+  if (batch.iteration >= end) {
+    early_transfers_[batch.iteration].push_back(std::move(batch));
+    return;
+  }
+  ++slot(batch.iteration).sent;
+  send(slot(batch.iteration).actor, transfer_atom::value, std::move(batch));
 }
 
 void FrameActor::fail(const Status& s) { quit(to_caf_error(s)); }
@@ -101,6 +129,13 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
   values.insert(values.end(), invariants_.begin(), invariants_.end());
   trace(EventKind::iteration_started, iteration);
   send(a, start_atom::value, frame_, tag0_.with_iteration(iteration), ValueBatch{std::move(values)});
+  if (!early_transfers_.empty() && early_transfers_.begin()->first == iteration) {
+    for (TransferBatch& b : early_transfers_.begin()->second) {
+      ++active_.back().sent;
+      send(a, transfer_atom::value, std::move(b));
+    }
+    early_transfers_.erase(early_transfers_.begin());
+  }
   return true;
 }
 
@@ -246,6 +281,16 @@ void FrameActor::advance() {
 
 void FrameActor::finish() {
   finished_ = true;
+  if (!early_transfers_.empty()) {
+    const auto& [iteration, batches] = *early_transfers_.begin();
+    fail(Status(ops::Error::internal,
+                fmt::format("frame '{}' on partition {} ended with a transfer for key '{}' at tag "
+                            "{}, an iteration that never ran",
+                            layout_.name, exec_->partition(),
+                            *exec_->item(batches.front().values.front().item).transfer_key,
+                            tag0_.with_iteration(iteration).to_string())));
+    return;
+  }
   std::vector<OutValue> dead_exits;
   for (size_t i = 0; i < layout_.exits.size(); ++i)
     if (!exit_live_[i]) dead_exits.push_back({layout_.exits[i], ops::Tensor(), true});
@@ -257,6 +302,9 @@ void FrameActor::finish() {
   }
   for (caf::actor& a : idle_) send(a, finish_atom::value);
   idle_.clear();
+  if (layout_.num_recvs > 0)
+    send(step_->peers[static_cast<size_t>(step_->partition_index)], frame_down_atom::value,
+         step_->context.step_id, tag0_.frame_instance());
   trace(EventKind::frame_done, oldest_ - 1);
   quit();
 }

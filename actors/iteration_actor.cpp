@@ -100,6 +100,32 @@ caf::behavior IterationActor::make_behavior() {
         }
         run_and_report();
       },
+      [=](transfer_atom, TransferBatch& batch) {
+        ++received_;  // forwarded, and counted, by the frame
+        if (EventSink* sink = step_->context.events) {
+          for (const OutValue& v : batch.values) {
+            Event e(EventKind::message_received);
+            e.time_ns = sink->now_ns();
+            e.step = step_->context.step_id;
+            e.partition = exec_->partition();
+            e.tag = state_.tag().to_string();
+            e.from = "partition " + std::to_string(batch.from_partition);
+            e.to = "iteration " + e.tag;
+            e.key = "transfer:" + *exec_->item(v.item).transfer_key;
+            e.dead = v.dead;
+            e.bytes = static_cast<int64_t>(v.value.byte_size());
+            sink->record(std::move(e));
+          }
+        }
+        for (OutValue& v : batch.values) {
+          Status s = state_.deliver_transfer(v.item, std::move(v.value), v.dead);
+          if (!s.ok()) {
+            quit(to_caf_error(s));
+            return;
+          }
+        }
+        run_and_report();
+      },
       [=](finish_atom) { quit(); },
   };
 }
@@ -116,10 +142,42 @@ void IterationActor::run_and_report() {
   } while (state_.has_ready());
 }
 
+void send_transfers(caf::event_based_actor* self, const StepShared& step, const Executable& exec,
+                    const Tag& tag, std::vector<OutValue>& sends) {
+  std::map<int, TransferBatch> by_peer;
+  for (OutValue& v : sends) {
+    const NodeItem& item = exec.item(v.item);
+    TransferBatch& b = by_peer[item.transfer_partition];
+    if (EventSink* sink = step.context.events) {
+      Event e(EventKind::message_sent);
+      e.time_ns = sink->now_ns();
+      e.step = step.context.step_id;
+      e.partition = exec.partition();
+      e.tag = tag.to_string();
+      e.from = "iteration " + e.tag;
+      e.to = "partition " + std::to_string(item.transfer_partition);
+      e.key = "transfer:" + *item.transfer_key;
+      e.dead = v.dead;
+      e.bytes = static_cast<int64_t>(v.value.byte_size());
+      sink->record(std::move(e));
+    }
+    b.values.push_back({item.transfer_item, std::move(v.value), v.dead});
+  }
+  sends.clear();
+  for (auto& [peer, batch] : by_peer) {
+    batch.step_id = step.context.step_id;
+    batch.instance = tag.frame_instance();
+    batch.iteration = tag.iteration();
+    batch.from_partition = step.partition_index;
+    self->send(step.peers[static_cast<size_t>(peer)], transfer_atom::value, std::move(batch));
+  }
+}
+
 void IterationActor::flush() {
   for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
     hand_out(*step_, batch, caf::actor_cast<caf::actor>(this));
   outbox_.batches.clear();
+  if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state_.tag(), outbox_.sends);
   // Enter values go to the child frame instance, spawned by the first one.
   if (!outbox_.enters.empty()) {
     std::map<FrameId, ValueBatch> by_frame;
@@ -137,8 +195,8 @@ void IterationActor::flush() {
       send(child, enter_atom::value, std::move(batch));
     }
   }
-  const bool quiescent =
-      outstanding_children_ == 0 && !state_.has_ready() && state_.outstanding_jobs() == 0;
+  const bool quiescent = outstanding_children_ == 0 && !state_.has_ready() &&
+                         state_.outstanding_jobs() == 0 && state_.transfers_missing() == 0;
   const bool news = !outbox_.next_iterations.empty() || !outbox_.exits.empty() ||
                     !outbox_.fetches.empty();
   if (!news && !(quiescent && reported_received_ != received_)) return;

@@ -93,6 +93,7 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
   batch_.reset();
   nodes_run_ = 0;
   outstanding_jobs_ = 0;
+  transfers_missing_ = layout.num_recvs;
 }
 
 void IterationState::make_ready(int item) {
@@ -164,6 +165,23 @@ Status IterationState::propagate(const NodeItem& item, ops::Tensor* outputs, boo
 Status IterationState::deliver(int src_item, const ops::Tensor& value, bool dead) {
   ops::Tensor v = dead ? ops::Tensor() : value;
   return propagate(exec_->item(src_item), &v, dead);
+}
+
+Status IterationState::deliver_transfer(int recv_item, ops::Tensor value, bool dead) {
+  const NodeItem& item = exec_->item(recv_item);
+  NodeState& st = nodes_[static_cast<size_t>(item.local_id)];
+  ops::Tensor& slot = inputs_[static_cast<size_t>(item.input_start)];
+  if (item.kind != NodeKind::recv || st.pending == kFired || slot.valid())
+    return node_error(item, Status(ops::Error::internal,
+                                   fmt::format("a second transfer for key '{}'", *item.transfer_key)));
+  --transfers_missing_;
+  if (dead) ++st.dead_count;
+  else slot = std::move(value);
+  if (--st.pending == 0) {
+    st.pending = kFired;
+    make_ready(recv_item);
+  }
+  return ops::ok_status();
 }
 
 Status IterationState::node_error(const NodeItem& item, const Status& s) const {
@@ -286,6 +304,13 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       break;
     case NodeKind::retval:
       out.fetches.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
+      break;
+    case NodeKind::send:
+      // A dead value is sent too: the Recv's iteration must not wait for it.
+      out.sends.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
+      break;
+    case NodeKind::recv:
+      if (!any_dead) outp[0] = std::move(in[0]);
       break;
   }
   if (ctx.events != nullptr && node_dead) {

@@ -76,12 +76,14 @@ struct Outbox {
   std::vector<OutValue> exits;
   std::vector<OutValue> next_iterations;  // live ones only: a dead one stops
   std::vector<OutValue> fetches;
+  std::vector<OutValue> sends;  // `item` is the _Send
 
   bool empty() const {
     return batches.empty() && enters.empty() && exits.empty() && next_iterations.empty() &&
-           fetches.empty();
+           fetches.empty() && sends.empty();
   }
   void clear() {
+    sends.clear();
     batches.clear();
     enters.clear();
     exits.clear();
@@ -109,6 +111,12 @@ class IterationState {
   // previous iteration's NextIteration, a child frame's Exit — to its
   // consumers in this iteration.
   Status deliver(int src_item, const ops::Tensor& value, bool dead);
+  // Delivers the transfer a `_Recv` of this iteration waits for; a second
+  // one for the same Recv is an error naming its key.
+  Status deliver_transfer(int recv_item, ops::Tensor value, bool dead);
+  // _Recvs of this iteration whose transfer has not arrived: the iteration
+  // is not done while one is missing.
+  int transfers_missing() const { return transfers_missing_; }
 
   // Runs ready nodes, cheap ones before expensive ones; values leaving the
   // iteration go to `out`. Returns early, with nodes still ready, right
@@ -161,6 +169,7 @@ class IterationState {
   std::shared_ptr<KernelBatch> batch_;  // the batch this state still claims from
   int64_t nodes_run_ = 0;
   int outstanding_jobs_ = 0;  // batch jobs not finished
+  int transfers_missing_ = 0;
 };
 
 }  // namespace tagflow::actors

@@ -8,6 +8,11 @@
 //   iteration --report--> frame (NextIteration/Exit/fetch values, quiescence)
 //   frame --exits--> parent iteration; frame --frame_done--> parent
 //   root frame --step_result--> partition
+//
+// Between partitions (docs/protocol.md, "Partitioned runs"):
+//   iteration --transfer--> peer partition --transfer--> frame --> iteration
+//   frame --frameup/framedown--> its partition (frames that hold _Recvs)
+//   session --abort--> every partition of a failed step
 #pragma once
 
 #include <caf/all.hpp>
@@ -34,6 +39,10 @@ using step_result_atom = caf::atom_constant<caf::atom("stepresult")>;
 using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
 using compute_atom = caf::atom_constant<caf::atom("compute")>;
 using computed_atom = caf::atom_constant<caf::atom("computed")>;
+using transfer_atom = caf::atom_constant<caf::atom("transfer")>;
+using frame_up_atom = caf::atom_constant<caf::atom("frameup")>;
+using frame_down_atom = caf::atom_constant<caf::atom("framedown")>;
+using abort_atom = caf::atom_constant<caf::atom("abort")>;
 
 // Values crossing between actors of one partition: (item, tensor, dead).
 struct ValueBatch {
@@ -50,6 +59,16 @@ struct IterationReport {
   int64_t received = 0;     // messages from the frame processed so far
 };
 
+// Values of `_Send`s of one (frame instance, iteration) for one peer
+// partition; `item` of each value is the peer's `_Recv`.
+struct TransferBatch {
+  uint64_t step_id = 0;
+  FrameInstanceId instance = kRootFrameInstance;
+  int64_t iteration = 0;
+  int from_partition = 0;
+  std::vector<OutValue> values;
+};
+
 class StepWaiter;
 
 // Everything one step of one partition shares, read-only.
@@ -59,6 +78,10 @@ struct StepShared {
   int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   std::shared_ptr<StepWaiter> waiter;
   std::vector<caf::actor> workers;  // compute jobs of kernel batches
+  // The partitions of the step by index (transfers go to peers[i]), and
+  // which of them this one is. One partition: peers holds only itself.
+  std::vector<caf::actor> peers;
+  int partition_index = 0;
   std::chrono::nanoseconds timeout{0};  // 0: none
   // now + timeout, checked by frames on every iteration report: a busy
   // loop may keep a single worker from ever running the partition's timer.
@@ -71,6 +94,7 @@ Status from_caf_error(const caf::error& e);
 }  // namespace tagflow::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::ValueBatch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::TransferBatch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::IterationReport)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::Tag)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<tagflow::actors::KernelBatch>)

@@ -30,10 +30,29 @@ PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
     : caf::event_based_actor(cfg), exec_(std::move(exec)), fetch_names_(std::move(fetch_names)) {}
 
 void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
+  const uint64_t id = step.context.step_id;
+  auto route = routes_.find(id);
+  if (route != routes_.end()) {
+    if (result.ok() && !route->second.held.empty()) {
+      const TransferBatch& b = route->second.held.begin()->second.front();
+      result = Status(ops::Error::internal,
+                      fmt::format("step {} ended on partition {} with an undelivered transfer for "
+                                  "key '{}' (frame instance {:x}, iteration {})",
+                                  id, exec_->partition(), *exec_->item(b.values.front().item).transfer_key,
+                                  b.instance, b.iteration));
+    }
+    routes_.erase(route);
+  }
+  last_finished_ = std::max(last_finished_, id);
+  // A failure here ends the step on every other partition too.
+  if (!result.ok() && result.status().code() != ops::Error::aborted)
+    for (size_t p = 0; p < step.peers.size(); ++p)
+      if (static_cast<int>(p) != step.partition_index)
+        send(step.peers[p], abort_atom::value, id);
   if (EventSink* sink = step.context.events) {
     Event e(EventKind::step_done);
     e.time_ns = sink->now_ns();
-    e.step = step.context.step_id;
+    e.step = id;
     e.partition = exec_->partition();
     e.tag = "/";
     if (!result.ok()) e.detail = result.status().to_string();
@@ -42,10 +61,49 @@ void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
   step.waiter->fulfil(std::move(result));
 }
 
+// Ends a running step here because another partition failed.
+void PartitionActor::abort(uint64_t step_id, const Status& s) {
+  if (inline_step_ != nullptr && inline_step_->context.step_id == step_id) {
+    end_inline(s);
+    return;
+  }
+  auto it = running_.find(step_id);
+  if (it != running_.end()) {
+    send_exit(it->second.root, to_caf_error(s));
+    StepPtr step = std::move(it->second.step);
+    running_.erase(it);
+    finish(*step, s);
+    return;
+  }
+  if (step_id > last_finished_) aborted_.insert(step_id);  // it has not started here yet
+}
+
+void PartitionActor::on_transfer(TransferBatch& batch) {
+  const uint64_t id = batch.step_id;
+  const bool inline_target = inline_step_ != nullptr && inline_step_->context.step_id == id;
+  if (!inline_target && running_.count(id) == 0 && id <= last_finished_) return;  // an ended step
+  if (inline_target) {
+    for (OutValue& v : batch.values) {
+      Status s = root_.deliver_transfer(v.item, std::move(v.value), v.dead);
+      if (!s.ok()) {
+        end_inline(std::move(s));
+        return;
+      }
+    }
+    run_inline();
+    return;
+  }
+  Route& route = routes_[id];
+  auto frame = route.frames.find(batch.instance);
+  if (frame != route.frames.end()) send(frame->second, transfer_atom::value, std::move(batch));
+  else route.held[batch.instance].push_back(std::move(batch));
+}
+
+// The fetches this partition holds, at their positions among the step's
+// fetches; the other partitions fill the rest.
 StepWaiter::Result PartitionActor::collect(const StepShared& step,
                                            std::vector<OutValue>& fetches) const {
   std::vector<ops::Tensor> out(fetch_names_.size());
-  std::vector<bool> seen(fetch_names_.size(), false);
   for (OutValue& v : fetches) {
     const NodeItem& item = exec_->item(v.item);
     const std::string& name = fetch_names_[static_cast<size_t>(item.index)];
@@ -55,13 +113,13 @@ StepWaiter::Result PartitionActor::collect(const StepShared& step,
                                 "that was not taken",
                                 name, exec_->partition()));
     out[static_cast<size_t>(item.index)] = std::move(v.value);
-    seen[static_cast<size_t>(item.index)] = true;
   }
-  for (size_t i = 0; i < seen.size(); ++i)
-    if (!seen[i])
+  for (const NodeItem& item : exec_->items())
+    if (item.kind == NodeKind::retval && !out[static_cast<size_t>(item.index)].valid())
       return Status(ops::Error::internal,
-                    fmt::format("step {} ended without a value for fetch '{}'",
-                                step.context.step_id, fetch_names_[i]));
+                    fmt::format("step {} ended on partition {} without a value for fetch '{}'",
+                                step.context.step_id, exec_->partition(),
+                                fetch_names_[static_cast<size_t>(item.index)]));
   return out;
 }
 
@@ -91,6 +149,20 @@ void PartitionActor::start_inline(StepPtr step) {
   trace_root(EventKind::iteration_started);
   root_.reset(*exec_, graph::kRootFrame, Tag());
   fetches_.clear();
+  // Transfers that came before the step started here.
+  auto route = routes_.find(inline_step_->context.step_id);
+  if (route != routes_.end()) {
+    std::vector<TransferBatch> early = std::move(route->second.held[kRootFrameInstance]);
+    routes_.erase(route);
+    for (TransferBatch& b : early)
+      for (OutValue& v : b.values) {
+        Status s = root_.deliver_transfer(v.item, std::move(v.value), v.dead);
+        if (!s.ok()) {
+          end_inline(std::move(s));
+          return;
+        }
+      }
+  }
   run_inline();
 }
 
@@ -110,13 +182,15 @@ void PartitionActor::run_inline() {
     for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
       hand_out(step, batch, caf::actor_cast<caf::actor>(this));
     for (OutValue& v : outbox_.fetches) fetches_.push_back(std::move(v));
+    if (!outbox_.sends.empty()) send_transfers(this, step, *exec_, Tag(), outbox_.sends);
     outbox_.clear();
     if (!s.ok()) {
       end_inline(std::move(s));
       return;
     }
   } while (root_.has_ready());
-  if (root_.outstanding_jobs() > 0) return;  // `computed` resumes it
+  // `computed` or a transfer resumes it
+  if (root_.outstanding_jobs() > 0 || root_.transfers_missing() > 0) return;
   trace_root(EventKind::iteration_done);
   trace_root(EventKind::frame_done);
   end_inline(collect(step, fetches_));
@@ -148,6 +222,12 @@ caf::behavior PartitionActor::make_behavior() {
           e.tag = "/";
           sink->record(std::move(e));
         }
+        if (aborted_.erase(step->context.step_id) > 0) {
+          finish(*step, Status(ops::Error::aborted,
+                               fmt::format("step {} aborted on partition {}: another partition failed",
+                                           step->context.step_id, exec_->partition())));
+          return;
+        }
         if (step->timeout.count() > 0)
           delayed_send(this, step->timeout, timeout_atom::value, step->context.step_id);
         if (!exec_->has_control_flow() && inline_step_ == nullptr) start_inline(std::move(step));
@@ -168,6 +248,26 @@ caf::behavior PartitionActor::make_behavior() {
         Status s = root_.complete(*batch, done);
         if (!s.ok()) end_inline(std::move(s));
         else run_inline();
+      },
+      [=](transfer_atom, TransferBatch& batch) { on_transfer(batch); },
+      [=](frame_up_atom, uint64_t step_id, FrameInstanceId instance, caf::actor& frame) {
+        if (running_.count(step_id) == 0) return;  // the step already ended here
+        Route& route = routes_[step_id];
+        auto held = route.held.find(instance);
+        if (held != route.held.end()) {
+          for (TransferBatch& b : held->second) send(frame, transfer_atom::value, std::move(b));
+          route.held.erase(held);
+        }
+        route.frames[instance] = std::move(frame);
+      },
+      [=](frame_down_atom, uint64_t step_id, FrameInstanceId instance) {
+        auto route = routes_.find(step_id);
+        if (route != routes_.end()) route->second.frames.erase(instance);
+      },
+      [=](abort_atom, uint64_t step_id) {
+        abort(step_id, Status(ops::Error::aborted,
+                              fmt::format("step {} aborted on partition {}: another partition failed",
+                                          step_id, exec_->partition())));
       },
       [=](timeout_atom, uint64_t step_id) {
         Status s(ops::Error::deadline_exceeded,

@@ -14,6 +14,8 @@
 #include <caf/all.hpp>
 
 #include <map>
+#include <set>
+#include <unordered_map>
 
 #include "actors/step_actors.hpp"
 #include "actors/step_waiter.hpp"
@@ -31,6 +33,14 @@ class PartitionActor : public caf::event_based_actor {
     StepPtr step;
     caf::actor root;  // the root frame
   };
+  // Where transfers of one step go: the frame actors that hold _Recvs, by
+  // frame instance, and transfers for instances that have not started here.
+  struct Route {
+    std::unordered_map<FrameInstanceId, caf::actor> frames;
+    std::unordered_map<FrameInstanceId, std::vector<TransferBatch>> held;
+  };
+  void on_transfer(TransferBatch& batch);
+  void abort(uint64_t step_id, const Status& s);
   void start(StepPtr step);
   void start_inline(StepPtr step);
   void run_inline();
@@ -42,6 +52,9 @@ class PartitionActor : public caf::event_based_actor {
   ExecPtr exec_;
   std::vector<std::string> fetch_names_;
   std::map<uint64_t, Running> running_;  // by step id
+  std::map<uint64_t, Route> routes_;     // by step id
+  uint64_t last_finished_ = 0;           // transfers of older steps are dropped
+  std::set<uint64_t> aborted_;           // steps aborted before they started here
 
   // The fast path: the step whose root iteration runs here (none if null).
   StepPtr inline_step_;

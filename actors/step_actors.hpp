@@ -44,6 +44,7 @@ class FrameActor : public caf::event_based_actor {
 
   void on_enter(ValueBatch& batch);
   void on_report(IterationReport& r);
+  void on_transfer(TransferBatch& batch);
   void send_to(int64_t iteration, std::vector<OutValue> values, bool counted = false);
   bool start_iteration(int64_t iteration, std::vector<OutValue> values);
   void advance();
@@ -69,6 +70,8 @@ class FrameActor : public caf::event_based_actor {
   std::vector<caf::actor> idle_;
   std::vector<bool> exit_live_;  // by position in layout_.exits
   std::vector<OutValue> fetches_;
+  // Transfers for iterations not started yet, by iteration.
+  std::map<int64_t, std::vector<TransferBatch>> early_transfers_;
   bool finished_ = false;
 };
 
@@ -91,6 +94,12 @@ class KernelWorker : public caf::event_based_actor {
 // is busy computing jobs of the batch itself. The owner gets `computed`.
 void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
               const caf::actor& owner);
+
+// Sends the values of an iteration's _Sends to the peer partitions of their
+// _Recvs, one TransferBatch per peer, tagged with the iteration's frame
+// instance and iteration; empties `sends`.
+void send_transfers(caf::event_based_actor* self, const StepShared& step, const Executable& exec,
+                    const Tag& tag, std::vector<OutValue>& sends);
 
 // One iteration of one frame instance; reused for a later iteration of the
 // same frame instance once its frame says it is done.

@@ -8,9 +8,28 @@ namespace tagflow::actors {
 void StepWaiter::fulfil(Result result) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (claimed_) return;
-    claimed_ = true;
-    result_.emplace(std::move(result));
+    if (parts_left_ <= 0) return;
+    if (!result.ok()) {
+      const bool echo = result.status().code() == ops::Error::aborted;
+      if (!error_ || (error_->code() == ops::Error::aborted && !echo)) error_ = result.status();
+    } else {
+      std::vector<ops::Tensor>& v = *result;
+      if (values_.size() < v.size()) values_.resize(v.size());
+      for (size_t i = 0; i < v.size(); ++i)
+        if (v[i].valid()) values_[i] = std::move(v[i]);
+    }
+    if (--parts_left_ > 0) return;
+    done_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+void StepWaiter::fail_all(ops::Status s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (parts_left_ <= 0) return;
+    error_ = std::move(s);
+    parts_left_ = 0;
     done_.store(true, std::memory_order_release);
   }
   cv_.notify_all();
@@ -20,14 +39,17 @@ StepWaiter::Result StepWaiter::wait() {
   // Spin for up to ~200 µs: most small steps finish well within that.
   auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
   while (!done() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return result_.has_value(); });
-  return std::move(*result_);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return parts_left_ <= 0; });
+  }
+  return take();
 }
 
 StepWaiter::Result StepWaiter::take() {
   std::lock_guard<std::mutex> lock(mu_);
-  return std::move(*result_);
+  if (error_) return *error_;
+  return std::move(values_);
 }
 
 }  // namespace tagflow::actors
