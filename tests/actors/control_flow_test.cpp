@@ -3,54 +3,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include "session_test_util.hpp"
-#include "test_graphs.hpp"
+#include "executor_graphs.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;
 using ops::Tensor;
-
-namespace {
-
-std::string bool_placeholder(const std::string& name) {
-  return node(name, "Placeholder", {}, type_attr("dtype", "DT_BOOL"));
-}
-
-// r = pred ? loop(start=0, while j < n: j += 3) : 100 — the loop in a branch.
-std::string loop_in_cond() {
-  std::string text = bool_placeholder("pred") + int_const("n", 10) + int_const("zero", 0) +
-                     binary("c/Switch", "Switch", "pred", "pred", "DT_BOOL") +
-                     unary("c/switch_t", "Identity", "c/Switch:1", "DT_BOOL") +
-                     unary("c/switch_f", "Identity", "c/Switch", "DT_BOOL") +
-                     unary("c/pred_id", "Identity", "pred", "DT_BOOL") +
-                     binary("c/start", "Switch", "zero", "c/pred_id") +
-                     counting_loop("c/w", "c/start:1", "n", 3) +
-                     int_const("c/hundred", 100, {"^c/switch_f"}) +
-                     merge("c/Merge", {"c/hundred", "c/w/Exit"});
-  return text;
-}
-
-// acc = 0; i = 0; while i < 6: acc = (i % 2 == 0) ? acc + i : acc - 1; i += 1
-std::string cond_in_loop() {
-  std::string body =
-      enter("w/acc_enter", "acc0", "w") + merge("w/acc_merge", {"w/acc_enter", "w/acc_next"}) +
-      binary("w/acc_switch", "Switch", "w/acc_merge", "w/LoopCond") +
-      unary("w/acc_identity", "Identity", "w/acc_switch:1") +
-      int_const("w/two", 2, {"^w/Identity"}) + int_const("w/zero", 0, {"^w/Identity"}) +
-      binary("w/mod", "FloorMod", "w/Identity", "w/two") +
-      node("w/even", "Equal", {"w/mod", "w/zero"}, type_attr("T", "DT_INT32")) +
-      binary("w/c/sw_acc", "Switch", "w/acc_identity", "w/even") +
-      binary("w/c/sw_i", "Switch", "w/Identity", "w/even") +
-      binary("w/c/plus", "Add", "w/c/sw_acc:1", "w/c/sw_i:1") +
-      int_const("w/c/one", 1, {"^w/c/sw_acc"}) +
-      binary("w/c/minus", "Sub", "w/c/sw_acc", "w/c/one") +
-      merge("w/c/Merge", {"w/c/minus", "w/c/plus"}) +
-      unary("w/acc_next", "NextIteration", "w/c/Merge") +
-      unary("w/acc_exit", "Exit", "w/acc_switch");
-  return int_const("start", 0) + int_const("n", 6) + int_const("acc0", 0) +
-         counting_loop("w", "start", "n", 1, 10, body);
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(control_flow)
 

@@ -1,7 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "session_test_util.hpp"
-#include "test_graphs.hpp"
+#include "executor_graphs.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;
@@ -72,13 +72,7 @@ BOOST_AUTO_TEST_CASE(a_loop_that_runs_zero_times_exits_with_its_start_value) {
 }
 
 BOOST_AUTO_TEST_CASE(nested_loops_run_the_inner_loop_per_outer_iteration) {
-  // outer: i = 0; while i < 20: i = i + inner(), where inner() counts
-  // j = 0; while j < 5: j += 2 (so 6): i goes 0, 6, 12, 18, 24.
-  std::string body = int_const("o/zero", 0, {"^o/Identity"}) + int_const("o/five", 5, {"^o/Identity"}) +
-                     counting_loop("o/in", "o/zero", "o/five", 2) +
-                     binary("o/next", "Add", "o/Identity", "o/in/Exit");
-  std::string text = int_const("start", 0) + int_const("n", 20) +
-                     counting_loop("o", "start", "n", 1, 10, body, "o/next");
+  std::string text = nested_loops();
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
       auto s = make_session(parse(text), m);

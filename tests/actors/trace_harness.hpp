@@ -32,6 +32,30 @@ inline int64_t iteration_of(const std::string& tag) {
 struct Trace {
   std::vector<Event> events;
 
+  // The events of one partition (a partitioned step has one stream per
+  // partition, interleaved; each obeys the single-partition invariants).
+  Trace of_partition(const std::string& partition) const {
+    Trace t;
+    for (const Event& e : events)
+      if (e.partition == partition) t.events.push_back(e);
+    return t;
+  }
+
+  // "" if every transfer sent (key, sender tag) is received exactly once,
+  // with the same tag and dead bit, and nothing is received unsent.
+  std::string check_transfers_match() const {
+    std::map<std::string, int> balance;
+    for (const Event& e : events) {
+      if (e.key.rfind("transfer:", 0) != 0) continue;
+      std::string id = e.key + " at " + e.tag + (e.dead ? " dead" : " live");
+      if (e.kind == EventKind::message_sent) ++balance[id];
+      if (e.kind == EventKind::message_received) --balance[id];
+    }
+    for (auto& [id, n] : balance)
+      if (n != 0) return id + (n > 0 ? " sent but not received" : " received but not sent (or twice)");
+    return "";
+  }
+
   std::vector<Event> of(EventKind k) const {
     std::vector<Event> out;
     for (const Event& e : events)
@@ -117,9 +141,8 @@ struct Trace {
 // Runs one step of `g` with every event recorded.
 inline Trace trace_step(graph::Graph g, const Mode& mode, const actors::Feeds& feeds,
                         const std::vector<std::string>& fetches,
-                        std::vector<ops::Tensor>* values = nullptr) {
+                        std::vector<ops::Tensor>* values = nullptr, actors::SessionOptions o = {}) {
   actors::RecordingSink sink;
-  actors::SessionOptions o;
   o.events = &sink;
   auto s = make_session(std::move(g), mode, o);
   auto out = must_run(*s, feeds, fetches);

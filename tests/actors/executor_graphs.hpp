@@ -1,0 +1,159 @@
+// The graphs of the executor's tests, shared by the suites that run them on
+// one partition and the property test that runs them on several
+// (partition_run_test.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "test_graphs.hpp"
+
+namespace tagflow::testing {
+
+inline std::string bool_placeholder(const std::string& name) {
+  return node(name, "Placeholder", {}, type_attr("dtype", "DT_BOOL"));
+}
+
+// r = pred ? loop(start=0, while j < n: j += 3) : 100 — the loop in a branch.
+inline std::string loop_in_cond() {
+  std::string text = bool_placeholder("pred") + int_const("n", 10) + int_const("zero", 0) +
+                     binary("c/Switch", "Switch", "pred", "pred", "DT_BOOL") +
+                     unary("c/switch_t", "Identity", "c/Switch:1", "DT_BOOL") +
+                     unary("c/switch_f", "Identity", "c/Switch", "DT_BOOL") +
+                     unary("c/pred_id", "Identity", "pred", "DT_BOOL") +
+                     binary("c/start", "Switch", "zero", "c/pred_id") +
+                     counting_loop("c/w", "c/start:1", "n", 3) +
+                     int_const("c/hundred", 100, {"^c/switch_f"}) +
+                     merge("c/Merge", {"c/hundred", "c/w/Exit"});
+  return text;
+}
+
+// acc = 0; i = 0; while i < 6: acc = (i % 2 == 0) ? acc + i : acc - 1; i += 1
+inline std::string cond_in_loop() {
+  std::string body =
+      enter("w/acc_enter", "acc0", "w") + merge("w/acc_merge", {"w/acc_enter", "w/acc_next"}) +
+      binary("w/acc_switch", "Switch", "w/acc_merge", "w/LoopCond") +
+      unary("w/acc_identity", "Identity", "w/acc_switch:1") +
+      int_const("w/two", 2, {"^w/Identity"}) + int_const("w/zero", 0, {"^w/Identity"}) +
+      binary("w/mod", "FloorMod", "w/Identity", "w/two") +
+      node("w/even", "Equal", {"w/mod", "w/zero"}, type_attr("T", "DT_INT32")) +
+      binary("w/c/sw_acc", "Switch", "w/acc_identity", "w/even") +
+      binary("w/c/sw_i", "Switch", "w/Identity", "w/even") +
+      binary("w/c/plus", "Add", "w/c/sw_acc:1", "w/c/sw_i:1") +
+      int_const("w/c/one", 1, {"^w/c/sw_acc"}) +
+      binary("w/c/minus", "Sub", "w/c/sw_acc", "w/c/one") +
+      merge("w/c/Merge", {"w/c/minus", "w/c/plus"}) +
+      unary("w/acc_next", "NextIteration", "w/c/Merge") +
+      unary("w/acc_exit", "Exit", "w/acc_switch");
+  return int_const("start", 0) + int_const("n", 6) + int_const("acc0", 0) +
+         counting_loop("w", "start", "n", 1, 10, body);
+}
+
+inline std::string float_const(const std::string& name, float v, const std::vector<std::string>& control = {}) {
+  return node(name, "Const", control,
+              type_attr("dtype", "DT_FLOAT") +
+                  " attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: " +
+                  std::to_string(v) + " } } }");
+}
+
+// A ref variable v (float scalar): `init` sets it to 1, `bump` adds 2; the
+// loop w sums v over 4 iterations, reading it through RefEnter + Identity.
+inline std::string ref_variable_graph() {
+  std::string text =
+      node("v", "VariableV2", {}, type_attr("dtype", "DT_FLOAT") + " attr { key: \"shape\" value { shape {} } }") +
+      float_const("one", 1) + float_const("two", 2) + float_const("zero", 0) +
+      node("init", "Assign", {"v", "one"}, type_attr("T", "DT_FLOAT")) +
+      node("bump", "AssignAdd", {"v", "two"}, type_attr("T", "DT_FLOAT")) +
+      unary("read", "Identity", "v", "DT_FLOAT") +
+      node("initialized", "IsVariableInitialized", {"v"}, type_attr("dtype", "DT_FLOAT"));
+  std::string body =
+      node("w/v", "RefEnter", {"v"}, type_attr("T", "DT_FLOAT") +
+           " attr { key: \"frame_name\" value { s: \"w\" } } attr { key: \"is_constant\" value { b: true } }") +
+      enter("w/acc_enter", "zero", "w", false, 10, "DT_FLOAT") +
+      merge("w/acc_merge", {"w/acc_enter", "w/acc_next"}, "DT_FLOAT") +
+      binary("w/acc_switch", "Switch", "w/acc_merge", "w/LoopCond", "DT_FLOAT") +
+      unary("w/acc_identity", "Identity", "w/acc_switch:1", "DT_FLOAT") +
+      node("w/value", "Identity", {"w/v", "^w/Identity"}, type_attr("T", "DT_FLOAT")) +
+      binary("w/acc_add", "Add", "w/acc_identity", "w/value", "DT_FLOAT") +
+      unary("w/acc_next", "NextIteration", "w/acc_add", "DT_FLOAT") +
+      unary("w/acc_exit", "Exit", "w/acc_switch", "DT_FLOAT");
+  return text + int_const("start", 0) + int_const("n", 4) + counting_loop("w", "start", "n", 1, 10, body);
+}
+
+// squares = TensorArray(5); for i in 0..4: squares[i] = float(i * i);
+// gather all — the TensorArray's flow is a loop variable.
+inline std::string tensor_array_graph() {
+  std::string text =
+      int_const("size", 5) +
+      node("ta", "TensorArrayV3", {"size"}, type_attr("dtype", "DT_FLOAT")) +
+      int_const("start", 0);
+  std::string body =
+      enter("w/handle", "ta", "w", true, 10, "DT_RESOURCE") +
+      enter("w/flow_enter", "ta:1", "w", false, 10, "DT_FLOAT") +
+      merge("w/flow_merge", {"w/flow_enter", "w/flow_next"}, "DT_FLOAT") +
+      binary("w/flow_switch", "Switch", "w/flow_merge", "w/LoopCond", "DT_FLOAT") +
+      unary("w/flow_identity", "Identity", "w/flow_switch:1", "DT_FLOAT") +
+      binary("w/sq", "Mul", "w/Identity", "w/Identity") +
+      node("w/sqf", "Cast", {"w/sq"}, type_attr("SrcT", "DT_INT32") + " " + type_attr("DstT", "DT_FLOAT")) +
+      node("w/write", "TensorArrayWriteV3", {"w/handle", "w/Identity", "w/sqf", "w/flow_identity"},
+           type_attr("T", "DT_FLOAT")) +
+      unary("w/flow_next", "NextIteration", "w/write", "DT_FLOAT") +
+      unary("w/flow_exit", "Exit", "w/flow_switch", "DT_FLOAT");
+  text += counting_loop("w", "start", "size", 1, 10, body);
+  text += node("indices", "Const", {}, type_attr("dtype", "DT_INT32") +
+               " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 5 } } "
+               "int_val: 0 int_val: 1 int_val: 2 int_val: 3 int_val: 4 } } }");
+  text += node("gather", "TensorArrayGatherV3", {"ta", "indices", "w/flow_exit"}, type_attr("dtype", "DT_FLOAT"));
+  return text;
+}
+
+// A stack: push 1, 2, 3 in order (control edges), then pop twice.
+inline std::string stack_graph() {
+  return int_const("max", -1) +
+         node("s", "StackV2", {"max"}, type_attr("elem_type", "DT_INT32")) +
+         int_const("a", 1) + int_const("b", 2) + int_const("c", 3) +
+         node("push_a", "StackPushV2", {"s", "a"}, type_attr("T", "DT_INT32")) +
+         node("push_b", "StackPushV2", {"s", "b", "^push_a"}, type_attr("T", "DT_INT32")) +
+         node("push_c", "StackPushV2", {"s", "c", "^push_b"}, type_attr("T", "DT_INT32")) +
+         node("pop_1", "StackPopV2", {"s", "^push_c"}, type_attr("elem_type", "DT_INT32")) +
+         node("pop_2", "StackPopV2", {"s", "^pop_1"}, type_attr("elem_type", "DT_INT32")) +
+         node("pop_3", "StackPopV2", {"s", "^pop_2"}, type_attr("elem_type", "DT_INT32")) +
+         node("pop_4", "StackPopV2", {"s", "^pop_3"}, type_attr("elem_type", "DT_INT32"));
+}
+
+// outer: i = 0; while i < 20: i = i + inner(), where inner() counts
+// j = 0; while j < 5: j += 2 (so 6): i goes 0, 6, 12, 18, 24.
+inline std::string nested_loops() {
+  std::string body = int_const("o/zero", 0, {"^o/Identity"}) + int_const("o/five", 5, {"^o/Identity"}) +
+                     counting_loop("o/in", "o/zero", "o/five", 2) +
+                     binary("o/next", "Add", "o/Identity", "o/in/Exit");
+  return int_const("start", 0) + int_const("n", 20) + counting_loop("o", "start", "n", 1, 10, body, "o/next");
+}
+
+// Three loops nested: a: i < 3; b: j < 2; c: k < 4 (step 1 each); the
+// innermost adds k + 1 to its sum, b sums c's sums, a sums b's: each c
+// gives 1+2+3+4 = 10, each b 20, a 60.
+inline std::string three_nested_loops() {
+  auto level = [](const std::string& p, const std::string& inner_sum, const std::string& inner) {
+    // a sum variable beside the counter: sum += inner_sum each iteration
+    return enter(p + "/s_enter", p + "_zero", p, false) +
+           merge(p + "/s_merge", {p + "/s_enter", p + "/s_next"}) +
+           binary(p + "/s_switch", "Switch", p + "/s_merge", p + "/LoopCond") +
+           unary(p + "/s_identity", "Identity", p + "/s_switch:1") + inner +
+           binary(p + "/s_add", "Add", p + "/s_identity", inner_sum) +
+           unary(p + "/s_next", "NextIteration", p + "/s_add") + unary(p + "/s_exit", "Exit", p + "/s_switch");
+  };
+  std::string c_body = level("a/b/c", "a/b/c/Add", "");
+  std::string c = int_const("a/b/c_zero", 0, {"^a/b/Identity"}) + int_const("a/b/c_start", 0, {"^a/b/Identity"}) +
+                  int_const("a/b/c_n", 4, {"^a/b/Identity"}) +
+                  counting_loop("a/b/c", "a/b/c_start", "a/b/c_n", 1, 10, c_body);
+  std::string b_body = level("a/b", "a/b/c/s_exit", c);
+  std::string b = int_const("a/b_zero", 0, {"^a/Identity"}) + int_const("a/b_start", 0, {"^a/Identity"}) +
+                  int_const("a/b_n", 2, {"^a/Identity"}) +
+                  counting_loop("a/b", "a/b_start", "a/b_n", 1, 10, b_body);
+  std::string a_body = level("a", "a/b/s_exit", b);
+  return int_const("a_zero", 0) + int_const("start", 0) + int_const("n", 3) +
+         counting_loop("a", "start", "n", 1, 10, a_body);
+}
+
+}  // namespace tagflow::testing
