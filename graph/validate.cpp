@@ -116,13 +116,6 @@ Status resolve_node(const Graph& g, const Node& n, const ValidateOptions& option
   return Status(Error::not_found, "unknown op " + quoted(n.op) + " in node " + quoted(n.name));
 }
 
-// A ref output may feed a non-ref input; a ref input needs a ref output.
-bool dtypes_match(DType produced, DType expected) {
-  if (produced == DType::invalid || expected == DType::invalid) return true;
-  if (ops::is_ref(expected)) return produced == expected;
-  return ops::base_dtype(produced) == expected;
-}
-
 Status check_edges(const Graph& g, const std::vector<Resolved>& resolved) {
   for (NodeId dst = 0; dst < g.num_nodes(); ++dst) {
     const Node& n = g.node(dst);
@@ -198,6 +191,12 @@ std::vector<NodeId> find_cycle(const Graph& g) {
 }
 
 }  // namespace
+
+bool dtypes_match(DType produced, DType expected) {
+  if (produced == DType::invalid || expected == DType::invalid) return true;
+  if (ops::is_ref(expected)) return produced == expected;
+  return ops::base_dtype(produced) == expected;
+}
 
 Status check_cycles(const Graph& g) {
   std::vector<NodeId> cycle = find_cycle(g);

@@ -24,6 +24,11 @@ struct ValidateOptions {
 
 Status validate(Graph& g, const ValidateOptions& options = {});
 
+// Whether an output of dtype `produced` may feed an input expecting
+// `expected`: equal types, or a ref output feeding a plain input of its base
+// type (a ref input needs a ref output). invalid matches anything.
+bool dtypes_match(DType produced, DType expected);
+
 // Only the cycle rule: every cycle passes through a NextIteration -> Merge
 // edge. The error lists the nodes of one offending cycle.
 Status check_cycles(const Graph& g);
