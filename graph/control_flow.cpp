@@ -63,6 +63,7 @@ class FrameBuilder {
   // Fills each frame's nodes, Enters, Exits and pivot, and checks them.
   Status collect() {
     std::vector<NodeId> first_next_iteration(info_.frames.size(), kNoNode);
+    std::vector<bool> receives(info_.frames.size(), false);
     for (NodeId id = 0; id < g_.num_nodes(); ++id) {
       FrameId f = frame_of(id);
       FrameInfo& frame = info_.frames[static_cast<size_t>(f)];
@@ -83,6 +84,9 @@ class FrameBuilder {
                                                     name(frame.pivot) + " and " + name(id));
           frame.pivot = id;
           break;
+        case OpRole::recv:
+          receives[static_cast<size_t>(f)] = true;
+          break;
         case OpRole::next_iteration:
           if (f == kRootFrame)
             return Status(Error::invalid_graph, "NextIteration " + name(id) +
@@ -97,7 +101,9 @@ class FrameBuilder {
     for (size_t f = 1; f < info_.frames.size(); ++f) {
       FrameInfo& frame = info_.frames[f];
       NodeId next = first_next_iteration[f];
-      if (next != kNoNode && frame.pivot == kNoNode)
+      // A partition whose pivot is on another device receives the pivot's
+      // value (graph/partition.hpp), so its frame has no LoopCond.
+      if (next != kNoNode && frame.pivot == kNoNode && !receives[f])
         return Status(Error::invalid_graph, label(static_cast<FrameId>(f)) + " has NextIteration " +
                                                 name(next) + " but no LoopCond");
       frame.parallel_iterations = kDefaultParallelIterations;

@@ -4,6 +4,10 @@
 
 #include <charconv>
 
+#include <map>
+#include <tuple>
+
+#include "graph/device.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 
@@ -37,8 +41,28 @@ DType output_type(const Graph& g, Endpoint e) {
              : DType::invalid;
 }
 
-// Keeps the nodes reachable backwards from `roots`, in their original order.
+// A user _Send/_Recv's rendezvous: (tensor_name, send_device, recv_device),
+// devices canonical so that "/cpu:0" meets "/device:CPU:0".
+using TransferName = std::tuple<std::string, std::string, std::string>;
+
+TransferName transfer_name(const Node& n) {
+  auto text = [&](const char* key) {
+    const std::string* s = n.attr<std::string>(key);
+    return s == nullptr ? std::string() : *s;
+  };
+  auto device = [&](const char* key) {
+    auto d = parse_device_name(text(key));
+    return d.ok() ? full_name(*d) : text(key);
+  };
+  return {text("tensor_name"), device("send_device"), device("recv_device")};
+}
+
+// Keeps the nodes reachable backwards from `roots`, in their original order;
+// a kept _Recv keeps the _Sends of its rendezvous (they have no edge).
 Graph prune(const Graph& g, const std::vector<NodeId>& roots) {
+  std::map<TransferName, std::vector<NodeId>> sends;
+  for (NodeId id = 0; id < g.num_nodes(); ++id)
+    if (node_role(g.node(id)) == ops::OpRole::send) sends[transfer_name(g.node(id))].push_back(id);
   std::vector<bool> keep(static_cast<size_t>(g.num_nodes()), false);
   std::vector<NodeId> stack(roots);
   for (NodeId r : roots) keep[static_cast<size_t>(r)] = true;
@@ -53,6 +77,9 @@ Graph prune(const Graph& g, const std::vector<NodeId>& roots) {
     };
     for (const Endpoint& e : n.inputs) visit(e.node);
     for (NodeId c : n.control_inputs) visit(c);
+    if (node_role(n) == ops::OpRole::recv && !sends.empty())
+      if (auto it = sends.find(transfer_name(n)); it != sends.end())
+        for (NodeId send : it->second) visit(send);
   }
   std::vector<NodeId> new_id(static_cast<size_t>(g.num_nodes()), kNoNode);
   Graph out;

@@ -1,0 +1,395 @@
+#include "graph/partition.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <tuple>
+
+#include "graph/control_flow.hpp"
+#include "graph/device.hpp"
+#include "graph/proto/graph_def.pb.h"
+#include "graph/validate.hpp"
+
+namespace tagflow::graph {
+
+std::string transfer_key(const std::string& src, int port, const std::string& dst_device) {
+  return port == kControlPort ? fmt::format("edge_{}_control_to_{}", src, dst_device)
+                              : fmt::format("edge_{}_{}_to_{}", src, port, dst_device);
+}
+
+namespace {
+
+using ops::OpRole;
+
+// One frame's control loop on one device.
+struct ControlLoop {
+  NodeId merge = kNoNode;
+  DType type = DType::invalid;
+};
+
+class Partitioner {
+ public:
+  Partitioner(const Graph& placed, const std::vector<std::string>& devices)
+      : g_(placed), requested_(devices) {}
+
+  Expected<std::vector<Partition>> run() {
+    TF_RETURN_IF_ERROR(index_devices());
+    TF_RETURN_IF_ERROR(analyze());
+    TF_RETURN_IF_ERROR(clone_enters());
+    TF_RETURN_IF_ERROR(analyze());
+    TF_RETURN_IF_ERROR(check_next_iterations());
+    TF_RETURN_IF_ERROR(add_control_loops());
+    TF_RETURN_IF_ERROR(validate(g_));
+    TF_RETURN_IF_ERROR(analyze());
+    TF_RETURN_IF_ERROR(add_transfers());
+    return split();
+  }
+
+ private:
+  const std::string& name(NodeId id) const { return g_.node(id).name; }
+  int dev(NodeId id) const { return dev_[static_cast<size_t>(id)]; }
+  std::string frame_label(FrameId f) const {
+    return f == kRootFrame ? "the root frame" : "frame '" + cf_.frames[static_cast<size_t>(f)].name + "'";
+  }
+
+  Status index_devices() {
+    for (const std::string& d : requested_) {
+      TF_ASSIGN_OR_RETURN(DeviceName parsed, parse_device_name(d));
+      devices_.push_back(full_name(parsed));
+      short_.push_back(short_name(parsed));
+    }
+    for (NodeId id = 0; id < g_.num_nodes(); ++id) {
+      const Node& n = g_.node(id);
+      auto parsed = parse_device_name(n.device);
+      int found = -1;
+      for (size_t i = 0; parsed.ok() && !parsed->empty() && i < devices_.size(); ++i)
+        if (devices_[i] == full_name(*parsed)) found = static_cast<int>(i);
+      if (found < 0)
+        return Status(Error::invalid_argument,
+                      fmt::format("partition: node '{}' is on device '{}', which is not one of the "
+                                  "devices {} (place the graph first)",
+                                  n.name, n.device, fmt::join(devices_, ", ")));
+      dev_.push_back(found);
+    }
+    return ok_status();
+  }
+
+  Status analyze() {
+    TF_ASSIGN_OR_RETURN(cf_, analyze_control_flow(g_));
+    entered_.assign(static_cast<size_t>(g_.num_nodes()), -1);
+    for (size_t f = 0; f < cf_.frames.size(); ++f)
+      for (NodeId e : cf_.frames[f].enters) entered_[static_cast<size_t>(e)] = static_cast<FrameId>(f);
+    return ok_status();
+  }
+
+  // The frame an edge from `id` lives in: the frame of the source's output.
+  FrameId out_frame(NodeId id) const {
+    FrameId f = cf_.frame_of[static_cast<size_t>(id)];
+    switch (node_role(g_.node(id))) {
+      case OpRole::enter:
+        return entered_[static_cast<size_t>(id)];
+      case OpRole::exit:
+        return cf_.frames[static_cast<size_t>(f)].parent;
+      default:
+        return f;
+    }
+  }
+
+  NodeId add(Node n, int device) {
+    n.device = devices_[static_cast<size_t>(device)];
+    NodeId id = *g_.add_node(std::move(n));
+    dev_.push_back(device);
+    return id;
+  }
+
+  // An Enter's value exists on its own device only (a constant one in every
+  // iteration): each other device that reads it gets its own copy.
+  Status clone_enters() {
+    const NodeId original_count = g_.num_nodes();
+    for (NodeId id = 0; id < original_count; ++id) {
+      if (node_role(g_.node(id)) != OpRole::enter) continue;
+      std::map<int, NodeId> clones;
+      const std::vector<OutEdge> consumers = g_.out_edges(id);
+      for (const OutEdge& e : consumers) {
+        int d = dev(e.dst);
+        if (d == dev(id)) continue;
+        auto [it, is_new] = clones.emplace(d, kNoNode);
+        if (is_new) {
+          Node copy = g_.node(id);
+          copy.name = fmt::format("{}/_on_{}", copy.name, short_[static_cast<size_t>(d)]);
+          it->second = add(std::move(copy), d);
+        }
+        Node& dst = g_.mutable_node(e.dst);
+        if (e.dst_input == kControlPort) {
+          for (NodeId& c : dst.control_inputs)
+            if (c == id) c = it->second;
+        } else {
+          dst.inputs[static_cast<size_t>(e.dst_input)] = Endpoint{it->second, e.src_port};
+        }
+      }
+    }
+    return ok_status();
+  }
+
+  Status check_next_iterations() const {
+    for (NodeId id = 0; id < g_.num_nodes(); ++id) {
+      if (node_role(g_.node(id)) != OpRole::next_iteration) continue;
+      for (const OutEdge& e : g_.out_edges(id))
+        if (dev(e.dst) != dev(id))
+          return Status(Error::invalid_argument,
+                        fmt::format("partition: NextIteration '{}' is on device '{}' but its "
+                                    "consumer '{}' is on device '{}'; they must share a device",
+                                    name(id), devices_[static_cast<size_t>(dev(id))], name(e.dst),
+                                    devices_[static_cast<size_t>(dev(e.dst))]));
+    }
+    return ok_status();
+  }
+
+  Status add_control_loops() {
+    const size_t num_frames = cf_.frames.size();
+    const size_t num_devices = devices_.size();
+    // holds[f][d]: d holds nodes of f or of a frame nested in f.
+    std::vector<std::vector<bool>> holds(num_frames, std::vector<bool>(num_devices, false));
+    for (NodeId id = 0; id < g_.num_nodes(); ++id)
+      for (FrameId f = cf_.frame_of[static_cast<size_t>(id)]; f != -1;
+           f = cf_.frames[static_cast<size_t>(f)].parent)
+        holds[static_cast<size_t>(f)][static_cast<size_t>(dev(id))] = true;
+    // receives[f][d]: an edge of frame f crosses into d.
+    std::vector<std::vector<bool>> receives(num_frames, std::vector<bool>(num_devices, false));
+    for (NodeId dst = 0; dst < g_.num_nodes(); ++dst) {
+      auto visit = [&](NodeId src) {
+        if (dev(src) != dev(dst))
+          receives[static_cast<size_t>(out_frame(src))][static_cast<size_t>(dev(dst))] = true;
+      };
+      for (const Endpoint& e : g_.node(dst).inputs) visit(e.node);
+      for (NodeId c : g_.node(dst).control_inputs) visit(c);
+    }
+    // Parents are numbered before their children, so a parent's control
+    // loops exist when its children's are built.
+    for (size_t f = 1; f < num_frames; ++f) {
+      const FrameInfo& frame = cf_.frames[f];
+      std::vector<int> spread;
+      for (size_t d = 0; d < num_devices; ++d)
+        if (holds[f][d]) spread.push_back(static_cast<int>(d));
+      if (spread.size() <= 1) continue;
+      if (frame.pivot == kNoNode) {
+        std::vector<std::string> names;
+        for (int d : spread) names.push_back(devices_[static_cast<size_t>(d)]);
+        return Status(Error::invalid_argument,
+                      fmt::format("partition: frame '{}' has nodes on {} devices ({}) but no "
+                                  "LoopCond to tell them its iterations",
+                                  frame.name, spread.size(), fmt::join(names, ", ")));
+      }
+      for (int d : spread)
+        if (d != dev(frame.pivot) || receives[f][static_cast<size_t>(d)])
+          TF_RETURN_IF_ERROR(add_control_loop(static_cast<FrameId>(f), d));
+    }
+    return ok_status();
+  }
+
+  Status add_control_loop(FrameId f, int d) {
+    const FrameInfo& frame = cf_.frames[static_cast<size_t>(f)];
+    const std::string prefix = fmt::format("_cf/{}/{}/", frame.name, short_[static_cast<size_t>(d)]);
+    Endpoint input;
+    DType type = DType::int32;
+    if (frame.parent == kRootFrame) {
+      Node start;
+      start.name = prefix + "start";
+      start.op = "Const";
+      start.attrs["dtype"] = DType::int32;
+      start.attrs["value"] = ops::Tensor::scalar<int32_t>(0);
+      input = Endpoint{add(std::move(start), d), 0};
+    } else if (auto it = loops_.find({cf_.frames[static_cast<size_t>(frame.parent)].name, d}); it != loops_.end()) {
+      input = Endpoint{it->second.merge, 0};
+      type = it->second.type;
+    } else {
+      NodeId parent_pivot = cf_.frames[static_cast<size_t>(frame.parent)].pivot;
+      if (parent_pivot == kNoNode || dev(parent_pivot) != d)
+        return Status(Error::internal,
+                      fmt::format("partition: the control loop of frame '{}' on device '{}' has "
+                                  "no way into {}",
+                                  frame.name, devices_[static_cast<size_t>(d)], frame_label(frame.parent)));
+      input = Endpoint{parent_pivot, 0};
+      type = DType::boolean;
+    }
+    Node enter;
+    enter.name = prefix + "Enter";
+    enter.op = "Enter";
+    enter.inputs = {input};
+    enter.attrs["T"] = type;
+    enter.attrs["frame_name"] = frame.name;
+    enter.attrs["is_constant"] = false;
+    enter.attrs["parallel_iterations"] = frame.parallel_iterations;
+    NodeId enter_id = add(std::move(enter), d);
+    Node merge;
+    merge.name = prefix + "Merge";
+    merge.op = "Merge";
+    merge.inputs = {Endpoint{enter_id, 0}};
+    merge.attrs["T"] = type;
+    merge.attrs["N"] = int64_t{2};
+    NodeId merge_id = add(std::move(merge), d);
+    Node sw;
+    sw.name = prefix + "Switch";
+    sw.op = "Switch";
+    sw.inputs = {Endpoint{merge_id, 0}, Endpoint{frame.pivot, 0}};
+    sw.attrs["T"] = type;
+    NodeId switch_id = add(std::move(sw), d);
+    Node next;
+    next.name = prefix + "NextIteration";
+    next.op = "NextIteration";
+    next.inputs = {Endpoint{switch_id, 1}};
+    next.attrs["T"] = type;
+    NodeId next_id = add(std::move(next), d);
+    g_.mutable_node(merge_id).inputs.push_back(Endpoint{next_id, 0});
+    loops_[{frame.name, d}] = ControlLoop{merge_id, type};
+    return ok_status();
+  }
+
+  // The uses of one source endpoint on one other device: one transfer.
+  struct Transfer {
+    Endpoint src;
+    int dst_device;
+    std::vector<std::pair<NodeId, int>> uses;  // consumer, input (kControlPort: control)
+  };
+
+  Status add_transfers() {
+    std::vector<Transfer> transfers;
+    std::map<std::tuple<NodeId, int, int>, size_t> index;
+    for (NodeId dst = 0; dst < g_.num_nodes(); ++dst) {
+      auto visit = [&](Endpoint src, int input) {
+        if (dev(src.node) == dev(dst)) return;
+        auto [it, is_new] = index.emplace(std::make_tuple(src.node, src.port, dev(dst)), transfers.size());
+        if (is_new) transfers.push_back(Transfer{src, dev(dst), {}});
+        transfers[it->second].uses.emplace_back(dst, input);
+      };
+      const Node& n = g_.node(dst);
+      for (size_t i = 0; i < n.inputs.size(); ++i) visit(n.inputs[i], static_cast<int>(i));
+      for (NodeId c : n.control_inputs) visit(Endpoint{c, kControlPort}, kControlPort);
+    }
+    for (const Transfer& t : transfers) TF_RETURN_IF_ERROR(add_transfer(t));
+    return ok_status();
+  }
+
+  Status add_transfer(const Transfer& t) {
+    const int src_device = dev(t.src.node);
+    const std::string key = transfer_key(name(t.src.node), t.src.port, short_[static_cast<size_t>(t.dst_device)]);
+    Endpoint value = t.src;
+    DType type = DType::int32;
+    if (t.src.port == kControlPort) {
+      // A control edge crosses as a value that is dead when the source is.
+      Node c;
+      c.name = "_send/" + key + "/control";
+      c.op = "Const";
+      c.control_inputs = {t.src.node};
+      c.attrs["dtype"] = DType::int32;
+      c.attrs["value"] = ops::Tensor::scalar<int32_t>(0);
+      value = Endpoint{add(std::move(c), src_device), 0};
+    } else {
+      const Node& src = g_.node(t.src.node);
+      if (static_cast<size_t>(t.src.port) >= src.output_types.size())
+        return Status(Error::internal, fmt::format("partition: node '{}' has no type for output {}",
+                                                   src.name, t.src.port));
+      type = ops::base_dtype(src.output_types[static_cast<size_t>(t.src.port)]);
+    }
+    auto rendezvous = [&](Node& n) {
+      n.attrs["tensor_name"] = key;
+      n.attrs["send_device"] = devices_[static_cast<size_t>(src_device)];
+      n.attrs["send_device_incarnation"] = int64_t{1};
+      n.attrs["recv_device"] = devices_[static_cast<size_t>(t.dst_device)];
+      n.attrs["client_terminated"] = false;
+    };
+    Node send;
+    send.name = "_send/" + key;
+    send.op = "_Send";
+    send.inputs = {value};
+    send.attrs["T"] = type;
+    rendezvous(send);
+    add(std::move(send), src_device);
+
+    Node recv;
+    recv.name = "_recv/" + key;
+    recv.op = "_Recv";
+    recv.attrs["tensor_type"] = type;
+    rendezvous(recv);
+    FrameId f = out_frame(t.src.node);
+    if (f != kRootFrame) {
+      // The control loop's Merge gives the Recv its frame and iteration.
+      auto it = loops_.find({cf_.frames[static_cast<size_t>(f)].name, t.dst_device});
+      if (it == loops_.end())
+        return Status(Error::internal,
+                      fmt::format("partition: no control loop of {} on device '{}' for the Recv "
+                                  "of '{}'",
+                                  frame_label(f), devices_[static_cast<size_t>(t.dst_device)], key));
+      recv.control_inputs = {it->second.merge};
+    }
+    NodeId recv_id = add(std::move(recv), t.dst_device);
+    for (const auto& [dst, input] : t.uses) {
+      Node& n = g_.mutable_node(dst);
+      if (input == kControlPort) {
+        for (NodeId& c : n.control_inputs)
+          if (c == t.src.node) c = recv_id;
+      } else {
+        n.inputs[static_cast<size_t>(input)] = Endpoint{recv_id, 0};
+      }
+    }
+    return ok_status();
+  }
+
+  Expected<std::vector<Partition>> split() const {
+    std::vector<Partition> out;
+    std::vector<NodeId> new_id(static_cast<size_t>(g_.num_nodes()), kNoNode);
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      Graph part;
+      part.set_versions(g_.versions());
+      bool calls = false;
+      for (NodeId id = 0; id < g_.num_nodes(); ++id) {
+        if (dev(id) != static_cast<int>(d)) continue;
+        Node n = g_.node(id);
+        n.inputs.clear();
+        n.control_inputs.clear();
+        calls |= g_.has_function(n.op);
+        TF_ASSIGN_OR_RETURN(new_id[static_cast<size_t>(id)], part.add_node(std::move(n)));
+      }
+      if (part.num_nodes() == 0) continue;
+      for (NodeId id = 0; id < g_.num_nodes(); ++id) {
+        if (dev(id) != static_cast<int>(d)) continue;
+        const Node& src = g_.node(id);
+        for (const Endpoint& e : src.inputs)
+          if (dev(e.node) != static_cast<int>(d))
+            return Status(Error::internal, fmt::format("partition: edge '{}' -> '{}' still crosses devices",
+                                                       name(e.node), src.name));
+        for (NodeId c : src.control_inputs)
+          if (dev(c) != static_cast<int>(d))
+            return Status(Error::internal, fmt::format("partition: control edge '{}' -> '{}' still "
+                                                       "crosses devices", name(c), src.name));
+        Node& dst = part.mutable_node(new_id[static_cast<size_t>(id)]);
+        for (const Endpoint& e : src.inputs) dst.inputs.push_back({new_id[static_cast<size_t>(e.node)], e.port});
+        for (NodeId c : src.control_inputs) dst.control_inputs.push_back(new_id[static_cast<size_t>(c)]);
+      }
+      if (calls) part.mutable_library() = g_.library();
+      Status s = validate(part);
+      if (!s.ok()) return s.with_prefix(fmt::format("partition for device '{}': ", devices_[d]));
+      out.push_back(Partition{devices_[d], std::move(part)});
+    }
+    return out;
+  }
+
+  Graph g_;
+  std::vector<std::string> requested_;
+  std::vector<std::string> devices_;  // canonical full names
+  std::vector<std::string> short_;    // short names, for node names and keys
+  std::vector<int> dev_;              // device index by NodeId
+  ControlFlowInfo cf_;
+  std::vector<FrameId> entered_;      // Enter -> the frame it opens; -1 otherwise
+  // (frame name, device): frame ids may change when the graph is analysed again
+  std::map<std::pair<std::string, int>, ControlLoop> loops_;
+};
+
+}  // namespace
+
+Expected<std::vector<Partition>> partition_graph(const Graph& placed,
+                                                 const std::vector<std::string>& devices) {
+  return Partitioner(placed, devices).run();
+}
+
+}  // namespace tagflow::graph

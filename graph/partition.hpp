@@ -1,0 +1,39 @@
+// Partitioning: splits a placed graph into one graph per device. Every
+// cross-device edge (data or control) becomes a `_Send` on the source's
+// device and a `_Recv` on the destination's; an Enter read on another
+// device is cloned there; and every device that holds nodes of a loop but
+// must learn its iterations from another device gets a control loop for
+// that frame (Enter -> Merge -> Switch(pivot) -> NextIteration -> Merge),
+// stacked for nested loops. The construction, the transfer key format and
+// the argument why the partitions compute what the graph computes are in
+// docs/protocol.md, "Partitioning". Pure function of its inputs; the
+// partitions are validated graphs, immutable once returned.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+
+namespace tagflow::graph {
+
+struct Partition {
+  std::string device;  // canonical full name
+  Graph graph;
+};
+
+// `placed` must be validated and placed (graph/placement.hpp): every
+// node's device is one of `devices` (full names). Returns one partition per
+// device that holds nodes, in the order of `devices`. Errors name the node
+// or frame: a node on no listed device, a NextIteration and its Merge on two
+// devices, a frame spread over several devices without a LoopCond.
+Expected<std::vector<Partition>> partition_graph(const Graph& placed,
+                                                 const std::vector<std::string>& devices);
+
+// The `tensor_name` of the transfer of output `port` of node `src` (port
+// kControlPort for its control output) to the device whose short name
+// (graph/device.hpp) is `dst_device`: "edge_<src>_<port>_to_<dst_device>",
+// with "control" for the port of a control edge.
+std::string transfer_key(const std::string& src, int port, const std::string& dst_device);
+
+}  // namespace tagflow::graph
