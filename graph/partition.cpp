@@ -95,8 +95,13 @@ class Partitioner {
     }
   }
 
+  // Adds a node made here; a name the graph already uses gets a suffix.
   NodeId add(Node n, int device) {
     n.device = devices_[static_cast<size_t>(device)];
+    if (g_.find(n.name) != kNoNode) {
+      const std::string base = n.name;
+      for (int i = 1; g_.find(n.name) != kNoNode; ++i) n.name = fmt::format("{}_{}", base, i);
+    }
     NodeId id = *g_.add_node(std::move(n));
     dev_.push_back(device);
     return id;
