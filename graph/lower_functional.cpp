@@ -1,0 +1,585 @@
+#include "graph/lower_functional.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "graph/function_library.hpp"
+#include "graph/proto/graph_def.pb.h"
+
+namespace tagflow::graph {
+
+namespace {
+
+using ops::AttrList;
+using ops::AttrMap;
+using ops::NameAttrList;
+using ops::Tensor;
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+std::string plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string type_list(const std::vector<DType>& types) {
+  std::string s = "(";
+  for (size_t i = 0; i < types.size(); ++i) s += (i ? ", " : "") + ops::dtype_name(types[i]);
+  return s + ")";
+}
+
+enum class Kind { none, call, partitioned_call, if_op, while_op, case_op };
+
+Kind kind_of(const Node& n, const FunctionLibrary& lib) {
+  if (const ops::OpDef* def = ops::OpRegistry::global().find(n.op)) {
+    if (def->role() != ops::OpRole::function_call) return Kind::none;
+    const std::string& op = n.op;
+    if (op == "If" || op == "StatelessIf" || op == "_If") return Kind::if_op;
+    if (op == "While" || op == "StatelessWhile" || op == "_While") return Kind::while_op;
+    if (op == "Case" || op == "StatelessCase") return Kind::case_op;
+    if (op == "PartitionedCall" || op == "StatefulPartitionedCall") return Kind::partitioned_call;
+    return Kind::none;  // left for the executor to refuse
+  }
+  return lib.find(n.op) != nullptr ? Kind::call : Kind::none;
+}
+
+// Attr readers for a node that has not been validated yet.
+std::string where_of(const Node& n) { return n.op + " " + quoted(n.name) + ": "; }
+
+Status missing_attr(const Node& n, const std::string& key, const char* type) {
+  return Status(Error::invalid_graph, where_of(n) + "attr " + quoted(key) + " is missing or not a " + type);
+}
+
+Expected<DType> type_attr(const Node& n, const std::string& key) {
+  const DType* t = n.attr<DType>(key);
+  if (t == nullptr) return missing_attr(n, key, "type");
+  return *t;
+}
+
+Expected<std::vector<DType>> type_list_attr(const Node& n, const std::string& key) {
+  const AttrList* l = n.attr<AttrList>(key);
+  if (l == nullptr) return missing_attr(n, key, "list(type)");
+  return l->type;
+}
+
+Expected<NameAttrList> func_attr(const Node& n, const std::string& key) {
+  const NameAttrList* f = n.attr<NameAttrList>(key);
+  if (f == nullptr) return missing_attr(n, key, "func");
+  return *f;
+}
+
+struct Item {
+  NodeSpec spec;
+  std::vector<std::string> chain;  // the functions whose bodies hold this node
+};
+
+// A function a functional node uses, with its signature resolved.
+struct Callee {
+  NameAttrList func;
+  const tensorflow::FunctionDef* def = nullptr;
+  std::vector<DType> inputs, outputs;
+};
+
+class Lowering {
+ public:
+  explicit Lowering(const Graph& g) : lib_(g.library()) {}
+
+  Expected<Graph> run(const Graph& g) {
+    for (const Node& n : g.nodes()) names_.insert(n.name);
+    for (const Node& n : g.nodes()) {
+      Item item;
+      item.spec.node = n;
+      item.spec.node.inputs.clear();
+      item.spec.node.control_inputs.clear();
+      for (const Endpoint& e : n.inputs) item.spec.inputs.push_back({g.node(e.node).name, e.port});
+      for (NodeId c : n.control_inputs) item.spec.control_inputs.push_back(g.node(c).name);
+      items_.push_back(std::move(item));
+    }
+    // Expansions append their nodes, which this loop reaches in turn.
+    for (size_t i = 0; i < items_.size(); ++i) TF_RETURN_IF_ERROR(expand(i));
+    return build(g);
+  }
+
+ private:
+  Status expand(size_t index) {
+    Item x = items_[index];
+    const Node& n = x.spec.node;
+    switch (kind_of(n, lib_)) {
+      case Kind::none: return ok_status();
+      case Kind::call: {
+        NameAttrList f;
+        f.name = n.op;
+        f.attr = n.attrs;
+        return lower_call(index, std::move(x), f);
+      }
+      case Kind::partitioned_call: {
+        TF_ASSIGN_OR_RETURN(NameAttrList f, func_attr(n, "f"));
+        return lower_call(index, std::move(x), f);
+      }
+      case Kind::if_op: return lower_if(index, std::move(x));
+      case Kind::while_op: return lower_while(index, std::move(x));
+      case Kind::case_op: return lower_case(index, std::move(x));
+    }
+    return ok_status();
+  }
+
+  // A new node name: `base` if free, else base_1, base_2, ...
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; names_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
+    names_.insert(name);
+    return name;
+  }
+
+  // Appends a node (made by lowering `parent`) and returns its name.
+  std::string add(const Item& parent, const std::string& base, const std::string& op,
+                  AttrMap attrs, std::vector<NamedEndpoint> inputs,
+                  std::vector<std::string> controls = {}, std::string name = {}) {
+    Item item;
+    item.chain = parent.chain;
+    item.spec.node.name = name.empty() ? fresh(base) : std::move(name);
+    item.spec.node.op = op;
+    item.spec.node.device = parent.spec.node.device;
+    item.spec.node.attrs = std::move(attrs);
+    item.spec.inputs = std::move(inputs);
+    item.spec.control_inputs = std::move(controls);
+    items_.push_back(std::move(item));
+    return items_.back().spec.node.name;
+  }
+
+  std::string add_const(const Item& parent, const std::string& base, Tensor value,
+                        const std::string& gate) {
+    DType t = value.dtype();
+    return add(parent, base, "Const", {{"dtype", t}, {"value", std::move(value)}}, {}, {gate});
+  }
+
+  // Replaces the functional node by an Identity / IdentityN of its results
+  // (a NoOp when there are none) under its own name.
+  void finish(size_t index, const Item& x, std::vector<NamedEndpoint> outs,
+              const std::vector<DType>& types, std::vector<std::string> controls) {
+    Item out;
+    out.chain = x.chain;
+    out.spec.node.name = x.spec.node.name;
+    out.spec.node.device = x.spec.node.device;
+    if (outs.empty()) {
+      out.spec.node.op = "NoOp";
+    } else if (outs.size() == 1) {
+      out.spec.node.op = "Identity";
+      out.spec.node.attrs["T"] = ops::base_dtype(types[0]);
+    } else {
+      AttrList list;
+      for (DType t : types) list.type.push_back(ops::base_dtype(t));
+      out.spec.node.op = "IdentityN";
+      out.spec.node.attrs["T"] = std::move(list);
+    }
+    out.spec.inputs = std::move(outs);
+    out.spec.control_inputs = std::move(controls);
+    items_[index] = std::move(out);
+  }
+
+  Expected<Callee> callee(const Node& n, const std::string& role, const NameAttrList& func) {
+    Callee c;
+    c.func = func;
+    c.def = lib_.find(func.name);
+    const std::string what = role.empty() ? "calls function " : role + " ";
+    if (c.def == nullptr)
+      return Status(Error::not_found, where_of(n) + what + quoted(func.name) +
+                                          ", which is not in the function library");
+    const std::string at = where_of(n) + what + quoted(func.name) + ": ";
+    auto in = lib_.input_types(*c.def, func.attr);
+    if (!in.ok()) return in.status().with_prefix(at);
+    auto out = lib_.output_types(*c.def, func.attr);
+    if (!out.ok()) return out.status().with_prefix(at);
+    c.inputs = std::move(in).value();
+    c.outputs = std::move(out).value();
+    return c;
+  }
+
+  Status lower_call(size_t index, Item x, const NameAttrList& func) {
+    const Node& n = x.spec.node;
+    const std::string& name = n.name;
+    auto cycle = std::find(x.chain.begin(), x.chain.end(), func.name);
+    if (cycle != x.chain.end()) {
+      std::string path;
+      for (auto it = cycle; it != x.chain.end(); ++it) path += quoted(*it) + " -> ";
+      return Status(Error::invalid_graph, "recursion in the function library: " + path +
+                                              quoted(func.name) + " (through node " +
+                                              quoted(name) + ")");
+    }
+    TF_ASSIGN_OR_RETURN(Callee c, callee(n, "", func));
+    if (c.inputs.size() != x.spec.inputs.size())
+      return Status(Error::invalid_graph,
+                    where_of(n) + "calls function " + quoted(func.name) + " with " +
+                        plural(x.spec.inputs.size(), "input") + " but it takes " +
+                        std::to_string(c.inputs.size()));
+    // Each input through an Identity that waits for the call's control
+    // inputs; body nodes without inputs wait for all of them (input_control),
+    // so a call on a dead path leaves its whole body dead.
+    std::vector<NamedEndpoint> args;
+    std::vector<std::string> arg_nodes;
+    const auto& sig_args = c.def->signature().input_arg();
+    const bool one_per_arg = static_cast<size_t>(sig_args.size()) == c.inputs.size();
+    size_t flat = 0;
+    for (DType t : c.inputs) {
+      const std::string base =
+          name + "/" + (one_per_arg ? sig_args[static_cast<int>(flat)].name() : "arg_" + std::to_string(flat));
+      std::string arg = add(x, base, "Identity", {{"T", ops::base_dtype(t)}},
+                            {x.spec.inputs[flat]}, x.spec.control_inputs);
+      args.push_back({arg, 0});
+      arg_nodes.push_back(arg);
+      ++flat;
+    }
+    std::string input_control;
+    if (!arg_nodes.empty() || !x.spec.control_inputs.empty())
+      input_control = add(x, name + "/input_control", "NoOp", {}, {},
+                          arg_nodes.empty() ? x.spec.control_inputs : arg_nodes);
+    auto body = lib_.instantiate(*c.def, func.attr, args,
+                                 [&](const std::string& b) { return fresh(name + "/" + b); });
+    if (!body.ok()) return body.status().with_prefix(where_of(n));
+    std::vector<std::string> chain = x.chain;
+    chain.push_back(func.name);
+    for (NodeSpec& spec : body->nodes) {
+      if (spec.inputs.empty() && spec.control_inputs.empty() && !input_control.empty())
+        spec.control_inputs.push_back(input_control);
+      if (spec.node.device.empty()) spec.node.device = n.device;
+      items_.push_back(Item{std::move(spec), chain});
+    }
+    std::vector<std::string> controls = body->control_rets;
+    if (body->rets.empty() && !input_control.empty()) controls.push_back(input_control);
+    finish(index, x, std::move(body->rets), body->ret_types, std::move(controls));
+    return ok_status();
+  }
+
+  // TensorFlow's truthiness of a predicate as a bool scalar: a scalar is
+  // true when non-zero, a non-scalar when it has elements. Built from
+  // Rank, Size, Reshape, NotEqual, Cast, Sum, Greater, Equal and SelectV2.
+  Expected<NamedEndpoint> truthiness(const Item& x, const std::string& base,
+                                     NamedEndpoint value, DType t,
+                                     const std::vector<std::string>& controls) {
+    t = ops::base_dtype(t);
+    Tensor zero_t;
+    switch (t) {
+      case DType::boolean: break;
+      case DType::float32: zero_t = Tensor::scalar<float>(0); break;
+      case DType::float64: zero_t = Tensor::scalar<double>(0); break;
+      case DType::int32: zero_t = Tensor::scalar<int32_t>(0); break;
+      case DType::int64: zero_t = Tensor::scalar<int64_t>(0); break;
+      default:
+        return Status(Error::unimplemented,
+                      where_of(x.spec.node) + "a predicate of type " + ops::dtype_name(t) +
+                          " is not supported (bool, float, double, int32 and int64 are)");
+    }
+    const std::string p = add(x, base + "/value", "Identity", {{"T", t}}, {value}, controls);
+    const std::string rank = add(x, base + "/rank", "Rank", {{"T", t}}, {{p, 0}});
+    const std::string size =
+        add(x, base + "/size", "Size", {{"T", t}, {"out_type", DType::int32}}, {{p, 0}});
+    const std::string minus_one =
+        add_const(x, base + "/flat_shape", Tensor::vector<int32_t>({-1}), p);
+    const std::string flat = add(x, base + "/flat", "Reshape", {{"T", t}, {"Tshape", DType::int32}},
+                                 {{p, 0}, {minus_one, 0}});
+    std::string nonzero = flat;
+    if (t != DType::boolean) {
+      const std::string zero = add_const(x, base + "/zero", zero_t, p);
+      nonzero = add(x, base + "/nonzero", "NotEqual",
+                    {{"T", t}, {"incompatible_shape_error", true}}, {{flat, 0}, {zero, 0}});
+    }
+    const std::string ints =
+        add(x, base + "/as_int", "Cast",
+            {{"SrcT", DType::boolean}, {"DstT", DType::int32}, {"Truncate", false}}, {{nonzero, 0}});
+    const std::string axis = add_const(x, base + "/axis", Tensor::vector<int32_t>({0}), p);
+    const std::string count =
+        add(x, base + "/count", "Sum",
+            {{"T", DType::int32}, {"Tidx", DType::int32}, {"keep_dims", false}},
+            {{ints, 0}, {axis, 0}});
+    const std::string zero_i = add_const(x, base + "/zero_i", Tensor::scalar<int32_t>(0), p);
+    const AttrMap int_cmp = {{"T", DType::int32}};
+    const std::string scalar = add(x, base + "/is_scalar", "Equal",
+                                   {{"T", DType::int32}, {"incompatible_shape_error", true}},
+                                   {{rank, 0}, {zero_i, 0}});
+    const std::string any = add(x, base + "/any_nonzero", "Greater", int_cmp, {{count, 0}, {zero_i, 0}});
+    const std::string nonempty = add(x, base + "/nonempty", "Greater", int_cmp, {{size, 0}, {zero_i, 0}});
+    const std::string truthy = add(x, base, "SelectV2", {{"T", DType::boolean}},
+                                   {{scalar, 0}, {any, 0}, {nonempty, 0}});
+    return NamedEndpoint{truthy, 0};
+  }
+
+  // Checks a branch's signature against the node's Tin / Tout and against
+  // the first branch.
+  Status check_branch(const Node& n, const Callee& c, const std::string& role,
+                      const Callee* first, const std::string& first_role,
+                      const std::vector<DType>& tin, const std::vector<DType>& tout) {
+    const std::string at = where_of(n) + role + " " + quoted(c.func.name);
+    if (first != nullptr && c.outputs != first->outputs)
+      return Status(Error::invalid_argument,
+                    at + " returns " + type_list(c.outputs) + " but " + first_role + " " +
+                        quoted(first->func.name) + " returns " + type_list(first->outputs));
+    if (c.outputs != tout)
+      return Status(Error::invalid_argument,
+                    at + " returns " + type_list(c.outputs) + " but Tout is " + type_list(tout));
+    if (c.inputs != tin)
+      return Status(Error::invalid_argument,
+                    at + " takes " + type_list(c.inputs) + " but Tin is " + type_list(tin));
+    return ok_status();
+  }
+
+  Status lower_if(size_t index, Item x) {
+    const Node& n = x.spec.node;
+    const std::string name = n.name;
+    TF_ASSIGN_OR_RETURN(DType tcond, type_attr(n, "Tcond"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tin, type_list_attr(n, "Tin"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tout, type_list_attr(n, "Tout"));
+    if (x.spec.inputs.size() != 1 + tin.size())
+      return Status(Error::invalid_graph, where_of(n) + "has " + plural(x.spec.inputs.size(), "data input") +
+                                              " but takes the predicate and " +
+                                              plural(tin.size(), "input") + " (Tin)");
+    TF_ASSIGN_OR_RETURN(NameAttrList then_f, func_attr(n, "then_branch"));
+    TF_ASSIGN_OR_RETURN(NameAttrList else_f, func_attr(n, "else_branch"));
+    TF_ASSIGN_OR_RETURN(Callee then_c, callee(n, "then_branch", then_f));
+    TF_ASSIGN_OR_RETURN(Callee else_c, callee(n, "else_branch", else_f));
+    TF_RETURN_IF_ERROR(check_branch(n, then_c, "then_branch", nullptr, "", tin, tout));
+    TF_RETURN_IF_ERROR(check_branch(n, else_c, "else_branch", &then_c, "then_branch", tin, tout));
+
+    TF_ASSIGN_OR_RETURN(NamedEndpoint pred, truthiness(x, name + "/predicate", x.spec.inputs[0],
+                                                        tcond, x.spec.control_inputs));
+    const AttrMap bool_t = {{"T", DType::boolean}};
+    const std::string sw = add(x, name + "/switch_pred", "Switch", bool_t, {pred, pred});
+    const std::string pivot_f = add(x, name + "/pivot_f", "Identity", bool_t, {{sw, 0}});
+    const std::string pivot_t = add(x, name + "/pivot_t", "Identity", bool_t, {{sw, 1}});
+    std::vector<NamedEndpoint> then_in, else_in;
+    for (size_t i = 0; i < tin.size(); ++i) {
+      const std::string s = add(x, name + "/switch_" + std::to_string(i), "Switch",
+                                {{"T", ops::base_dtype(tin[i])}}, {x.spec.inputs[1 + i], pred},
+                                x.spec.control_inputs);
+      else_in.push_back({s, 0});
+      then_in.push_back({s, 1});
+    }
+    const std::string then_call =
+        add(x, name + "/then", then_f.name, then_f.attr, then_in, {pivot_t});
+    const std::string else_call =
+        add(x, name + "/else", else_f.name, else_f.attr, else_in, {pivot_f});
+    merge_outputs(index, x, {else_call, then_call}, {pivot_f, pivot_t}, DType::boolean, tout);
+    return ok_status();
+  }
+
+  // A Merge per output of the branch calls; with no outputs, a Merge of
+  // "branch done" signals so that `^node` waits for the branch taken.
+  void merge_outputs(size_t index, const Item& x, const std::vector<std::string>& calls,
+                     const std::vector<std::string>& pivots, DType pivot_type,
+                     const std::vector<DType>& tout) {
+    const std::string& name = x.spec.node.name;
+    const int64_t n = static_cast<int64_t>(calls.size());
+    std::vector<NamedEndpoint> outs;
+    for (size_t k = 0; k < tout.size(); ++k) {
+      std::vector<NamedEndpoint> in;
+      for (const std::string& c : calls) in.push_back({c, static_cast<int>(k)});
+      outs.push_back({add(x, name + "/merge_" + std::to_string(k), "Merge",
+                          {{"T", ops::base_dtype(tout[k])}, {"N", n}}, in),
+                      0});
+    }
+    if (!outs.empty()) return finish(index, x, std::move(outs), tout, {});
+    std::vector<NamedEndpoint> done;
+    for (size_t b = 0; b < calls.size(); ++b)
+      done.push_back({add(x, calls[b] + "_done", "Identity", {{"T", pivot_type}}, {{pivots[b], 0}},
+                          {calls[b]}),
+                      0});
+    const std::string executed =
+        add(x, name + "/branch_executed", "Merge", {{"T", pivot_type}, {"N", n}}, done);
+    finish(index, x, {}, {}, {executed});
+  }
+
+  Status lower_while(size_t index, Item x) {
+    const Node& n = x.spec.node;
+    const std::string name = n.name;
+    TF_ASSIGN_OR_RETURN(std::vector<DType> types, type_list_attr(n, "T"));
+    if (x.spec.inputs.size() != types.size())
+      return Status(Error::invalid_graph, where_of(n) + "has " + plural(x.spec.inputs.size(), "data input") +
+                                              " but T lists " + plural(types.size(), "loop variable"));
+    if (types.empty())
+      return Status(Error::invalid_graph, where_of(n) + "has no loop variables");
+    TF_ASSIGN_OR_RETURN(NameAttrList cond_f, func_attr(n, "cond"));
+    TF_ASSIGN_OR_RETURN(NameAttrList body_f, func_attr(n, "body"));
+    TF_ASSIGN_OR_RETURN(Callee cond, callee(n, "cond", cond_f));
+    TF_ASSIGN_OR_RETURN(Callee body, callee(n, "body", body_f));
+    TF_RETURN_IF_ERROR(check_loop_signatures(n, cond, body, types));
+    int64_t parallel = 10;
+    if (const int64_t* p = n.attr<int64_t>("parallel_iterations")) parallel = *p;
+    if (parallel < 1)
+      return Status(Error::invalid_argument, where_of(n) + "parallel_iterations must be at least 1");
+
+    std::vector<NamedEndpoint> merges;
+    std::vector<std::string> next_names;
+    for (size_t i = 0; i < types.size(); ++i) {
+      const std::string k = std::to_string(i);
+      const AttrMap t = {{"T", ops::base_dtype(types[i])}};
+      AttrMap enter_attrs = t;
+      enter_attrs["frame_name"] = name;
+      enter_attrs["is_constant"] = false;
+      enter_attrs["parallel_iterations"] = parallel;
+      const std::string enter =
+          add(x, name + "/enter_" + k, "Enter", enter_attrs, {x.spec.inputs[i]}, x.spec.control_inputs);
+      next_names.push_back(fresh(name + "/next_iteration_" + k));
+      AttrMap merge_attrs = t;
+      merge_attrs["N"] = int64_t{2};
+      merges.push_back({add(x, name + "/merge_" + k, "Merge", merge_attrs,
+                            {{enter, 0}, {next_names.back(), 0}}),
+                        0});
+    }
+    const std::string cond_call = add(x, name + "/cond", cond_f.name, cond_f.attr, merges);
+    TF_ASSIGN_OR_RETURN(NamedEndpoint pred,
+                        truthiness(x, name + "/predicate", {cond_call, 0}, cond.outputs[0], {}));
+    const std::string loop_cond = add(x, name + "/loop_cond", "LoopCond", {}, {pred});
+    std::vector<NamedEndpoint> exits, body_in;
+    for (size_t i = 0; i < types.size(); ++i) {
+      const std::string k = std::to_string(i);
+      const AttrMap t = {{"T", ops::base_dtype(types[i])}};
+      const std::string sw = add(x, name + "/switch_" + k, "Switch", t, {merges[i], {loop_cond, 0}});
+      exits.push_back({add(x, name + "/exit_" + k, "Exit", t, {{sw, 0}}), 0});
+      body_in.push_back({sw, 1});
+    }
+    const std::string body_call = add(x, name + "/body", body_f.name, body_f.attr, body_in);
+    for (size_t i = 0; i < types.size(); ++i)
+      add(x, "", "NextIteration", {{"T", ops::base_dtype(types[i])}},
+          {{body_call, static_cast<int>(i)}}, {}, next_names[i]);
+    finish(index, x, std::move(exits), types, {});
+    return ok_status();
+  }
+
+  Status check_loop_signatures(const Node& n, const Callee& cond, const Callee& body,
+                               const std::vector<DType>& types) {
+    auto arity = [&](const Callee& c, const char* role, const char* verb, size_t got) {
+      return Status(Error::invalid_argument,
+                    where_of(n) + role + " " + quoted(c.func.name) + " " + verb + " " +
+                        std::to_string(got) + " but the " + n.op + " has " +
+                        plural(types.size(), "loop variable") + " (T)");
+    };
+    if (cond.inputs.size() != types.size()) return arity(cond, "cond", "takes inputs:", cond.inputs.size());
+    if (body.inputs.size() != types.size()) return arity(body, "body", "takes inputs:", body.inputs.size());
+    if (body.outputs.size() != types.size())
+      return arity(body, "body", "returns outputs:", body.outputs.size());
+    if (cond.outputs.size() != 1)
+      return Status(Error::invalid_argument,
+                    where_of(n) + "cond " + quoted(cond.func.name) + " returns " +
+                        plural(cond.outputs.size(), "output") + "; it must return one predicate");
+    for (size_t i = 0; i < types.size(); ++i) {
+      const std::string var = "loop variable " + std::to_string(i);
+      const std::string want = ops::dtype_name(types[i]);
+      if (cond.inputs[i] != types[i])
+        return Status(Error::invalid_argument, where_of(n) + "cond " + quoted(cond.func.name) +
+                                                   " takes " + ops::dtype_name(cond.inputs[i]) +
+                                                   " for " + var + ", which is " + want);
+      if (body.inputs[i] != types[i])
+        return Status(Error::invalid_argument, where_of(n) + "body " + quoted(body.func.name) +
+                                                   " takes " + ops::dtype_name(body.inputs[i]) +
+                                                   " for " + var + ", which is " + want);
+      if (body.outputs[i] != types[i])
+        return Status(Error::invalid_argument,
+                      where_of(n) + "body " + quoted(body.func.name) + " changes the dtype of " +
+                          var + " from " + want + " to " + ops::dtype_name(body.outputs[i]));
+    }
+    return ok_status();
+  }
+
+  Status lower_case(size_t index, Item x) {
+    const Node& n = x.spec.node;
+    const std::string name = n.name;
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tin, type_list_attr(n, "Tin"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tout, type_list_attr(n, "Tout"));
+    const AttrList* list = n.attr<AttrList>("branches");
+    if (list == nullptr || list->func.empty()) return missing_attr(n, "branches", "non-empty list(func)");
+    if (x.spec.inputs.size() != 1 + tin.size())
+      return Status(Error::invalid_graph, where_of(n) + "has " + plural(x.spec.inputs.size(), "data input") +
+                                              " but takes the branch index and " +
+                                              plural(tin.size(), "input") + " (Tin)");
+    std::vector<Callee> branches;
+    for (size_t b = 0; b < list->func.size(); ++b) {
+      const std::string role = "branch " + std::to_string(b);
+      TF_ASSIGN_OR_RETURN(Callee c, callee(n, role, list->func[b]));
+      TF_RETURN_IF_ERROR(check_branch(n, c, role, b == 0 ? nullptr : &branches[0], "branch 0", tin, tout));
+      branches.push_back(std::move(c));
+    }
+    const auto count = static_cast<int32_t>(branches.size());
+    const AttrMap int_t = {{"T", DType::int32}};
+    const std::string index_value = add(x, name + "/branch_index", "Identity", int_t,
+                                        {x.spec.inputs[0]}, x.spec.control_inputs);
+    const std::string zero = add_const(x, name + "/zero", Tensor::scalar<int32_t>(0), index_value);
+    const std::string num = add_const(x, name + "/num_branches", Tensor::scalar<int32_t>(count), index_value);
+    const std::string last = add_const(x, name + "/last_branch", Tensor::scalar<int32_t>(count - 1), index_value);
+    const std::string above = add(x, name + "/not_negative", "GreaterEqual", int_t, {{index_value, 0}, {zero, 0}});
+    const std::string below = add(x, name + "/below_count", "Less", int_t, {{index_value, 0}, {num, 0}});
+    const std::string in_range = add(x, name + "/in_range", "LogicalAnd", {}, {{above, 0}, {below, 0}});
+    // Out of range takes the last branch, as TensorFlow's Case does.
+    const std::string branch = add(x, name + "/branch", "SelectV2", int_t,
+                                   {{in_range, 0}, {index_value, 0}, {last, 0}});
+    auto switch_n = [&](const std::string& base, DType t, NamedEndpoint data) {
+      return add(x, base, "_SwitchN", {{"T", ops::base_dtype(t)}, {"num_outs", int64_t{count}}},
+                 {data, {branch, 0}});
+    };
+    const std::string pivot_switch = switch_n(name + "/switch_branch", DType::int32, {branch, 0});
+    std::vector<std::string> input_switches;
+    for (size_t i = 0; i < tin.size(); ++i)
+      input_switches.push_back(switch_n(name + "/switch_" + std::to_string(i), tin[i], x.spec.inputs[1 + i]));
+    std::vector<std::string> calls, pivots;
+    for (int32_t b = 0; b < count; ++b) {
+      const std::string k = std::to_string(b);
+      pivots.push_back(add(x, name + "/pivot_" + k, "Identity", int_t, {{pivot_switch, b}}));
+      std::vector<NamedEndpoint> in;
+      for (const std::string& s : input_switches) in.push_back({s, b});
+      const NameAttrList& f = branches[static_cast<size_t>(b)].func;
+      calls.push_back(add(x, name + "/branch_" + k, f.name, f.attr, in, {pivots.back()}));
+    }
+    merge_outputs(index, x, calls, pivots, DType::int32, tout);
+    return ok_status();
+  }
+
+  Expected<Graph> build(const Graph& g) {
+    Graph out;
+    for (const Item& item : items_) {
+      auto id = out.add_node(item.spec.node);
+      if (!id.ok()) return id.status().with_prefix("lowering functional ops: ");
+    }
+    for (NodeId id = 0; id < out.num_nodes(); ++id) {
+      const NodeSpec& spec = items_[static_cast<size_t>(id)].spec;
+      Node& n = out.mutable_node(id);
+      auto find = [&](const std::string& name) -> Expected<NodeId> {
+        NodeId src = out.find(name);
+        if (src == kNoNode)
+          return Status(Error::invalid_graph,
+                        "node " + quoted(n.name) + " names a missing node " + quoted(name));
+        return src;
+      };
+      for (const NamedEndpoint& e : spec.inputs) {
+        TF_ASSIGN_OR_RETURN(NodeId src, find(e.node));
+        n.inputs.push_back({src, e.port});
+      }
+      for (const std::string& c : spec.control_inputs) {
+        TF_ASSIGN_OR_RETURN(NodeId src, find(c));
+        n.control_inputs.push_back(src);
+      }
+    }
+    out.set_versions(g.versions());
+    out.mutable_library() = g.library();
+    return out;
+  }
+
+  FunctionLibrary lib_;
+  std::vector<Item> items_;
+  std::unordered_set<std::string> names_;
+};
+
+}  // namespace
+
+bool has_functional_ops(const Graph& g) {
+  FunctionLibrary lib(g.library());
+  for (const Node& n : g.nodes())
+    if (kind_of(n, lib) != Kind::none) return true;
+  return false;
+}
+
+Status lower_functional_ops(Graph* g) {
+  if (!has_functional_ops(*g)) return ok_status();
+  Lowering lowering(*g);
+  TF_ASSIGN_OR_RETURN(Graph lowered, lowering.run(*g));
+  *g = std::move(lowered);
+  return ok_status();
+}
+
+}  // namespace tagflow::graph

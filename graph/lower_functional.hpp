@@ -1,0 +1,30 @@
+// Lowering of TensorFlow 2's functional control flow to the primitives the
+// executor runs (docs/semantics.md, "Functional control flow"):
+//   - a function call (op = a library function), PartitionedCall and
+//     StatefulPartitionedCall: the body is inlined under the call's name;
+//   - If / StatelessIf / _If: Switch on the predicate's truthiness, both
+//     branches inlined behind pivot Identities, a Merge per output;
+//   - While / StatelessWhile / _While: Enter -> Merge -> cond -> LoopCond ->
+//     Switch -> body -> NextIteration, an Exit per loop variable, the frame
+//     named after the While;
+//   - Case / StatelessCase: _SwitchN on the branch index (out of range ->
+//     the last branch), a Merge per output.
+// The functional node's name stays: it becomes an Identity / IdentityN of
+// the results (a NoOp when there are none), so `If:0` or `^While` still
+// mean what they meant. Nested functions are lowered until none remain;
+// recursion in the library is an error naming the cycle.
+// A pure function of its input graph; thread-compatible.
+#pragma once
+
+#include "graph/graph.hpp"
+
+namespace tagflow::graph {
+
+// True if any node is a functional op or calls a library function.
+bool has_functional_ops(const Graph& g);
+
+// Replaces *g by its lowered form (unchanged when it has no functional
+// ops). Errors name the node and the function.
+Status lower_functional_ops(Graph* g);
+
+}  // namespace tagflow::graph
