@@ -16,7 +16,8 @@ using ops::Status;
 int fail(const Status& s);
 
 int inspect_graph(const std::string& path);
-int convert_graph(const std::string& in, const std::string& out);
+// With `lower`, functional ops become Switch/Merge/Enter/Exit first.
+int convert_graph(const std::string& in, const std::string& out, bool lower);
 
 struct RunArgs {
   std::string graph;

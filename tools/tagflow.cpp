@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
                  "(one cluster per frame); the output format follows OUT's extension");
   convert_cmd->add_option("IN", convert_in, "GraphDef file (.pbtxt or .pb)")->required();
   convert_cmd->add_option("OUT", convert_out, "output file: .pbtxt, .pb or .dot")->required();
+  bool convert_lower = false;
+  convert_cmd->add_flag("--lower", convert_lower,
+                        "lower functional control flow (If, While, Case, function calls) to "
+                        "Switch/Merge/Enter/Exit first");
 
   tagflow::tools::RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "Run a graph once and print the fetched tensors");
@@ -47,7 +51,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
-  if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out);
+  if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
   if (*run_cmd) return tagflow::tools::run_graph(run);
   return 2;
 }
