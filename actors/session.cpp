@@ -7,25 +7,30 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "actors/partition_actor.hpp"
 #include "actors/step_waiter.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/device.hpp"
+#include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
 #include "ops/resource.hpp"
 
 namespace tagflow::actors {
 
+// configs/local.ini, built into the library (actors/embedded_config.cpp.in).
+extern const char* const kEmbeddedConfig;
+
 namespace {
 
 class SessionConfig : public caf::actor_system_config {
  public:
-  explicit SessionConfig(const SessionOptions& o) {
-    if (o.deterministic) {
-      set("scheduler.policy", caf::atom("testing"));
-    } else {
+  explicit SessionConfig(const SessionOptions& o) : options_(o) {
+    opt_group{custom_options_, "tagflow"}.add<std::vector<std::string>>(
+        "devices", "full names of the devices graphs are placed on");
+    if (!o.deterministic) {
       // One worker per core unless told otherwise: CAF's own default is at
       // least 4, and on 2 cores the extra workers' polling competes with
       // the ones that compute (64x64 MatMul loop: 22-24 vs 17-19 µs).
@@ -37,15 +42,81 @@ class SessionConfig : public caf::actor_system_config {
       set("work-stealing.moderate-sleep-duration", caf::timespan{std::chrono::microseconds(10)});
     }
   }
+
+  // Reads the embedded default, then the session's file if any; then the
+  // session's own settings that no file may override.
+  Status load() {
+    TF_RETURN_IF_ERROR(read(kEmbeddedConfig, "the embedded configuration"));
+    if (!options_.config_file.empty()) {
+      std::ifstream in(options_.config_file);
+      if (!in)
+        return Status(ops::Error::not_found,
+                      "cannot read the configuration file '" + options_.config_file + "'");
+      std::stringstream text;
+      text << in.rdbuf();
+      TF_RETURN_IF_ERROR(read(text.str(), "configuration file '" + options_.config_file + "'"));
+    }
+    if (options_.deterministic) set("scheduler.policy", caf::atom("testing"));
+    else if (options_.threads > 0) set("scheduler.max-threads", static_cast<size_t>(options_.threads));
+    std::istringstream none;
+    caf::error e = parse(caf::actor_system_config::string_list{}, none);
+    if (e) return Status(ops::Error::parse_error, "configuration: " + caf::to_string(e));
+    return ops::ok_status();
+  }
+
+  std::vector<std::string> devices() const {
+    return caf::get_or(content, "tagflow.devices", std::vector<std::string>{});
+  }
+
+ private:
+  // CAF type-checks the keys it knows but accepts unknown ones silently:
+  // every key must be an option of CAF or of tagflow.
+  Status read(const std::string& text, const std::string& source) {
+    std::istringstream in(text);
+    caf::settings parsed;
+    if (caf::error e = parse_config(in, custom_options_, parsed))
+      return Status(ops::Error::parse_error, fmt::format("{}: {}", source, caf::to_string(e)));
+    for (const auto& [category, value] : parsed) {
+      const auto* section = caf::get_if<caf::settings>(&value);
+      if (section == nullptr) {
+        if (custom_options_.qualified_name_lookup("global", category) == nullptr)
+          return Status(ops::Error::invalid_argument,
+                        fmt::format("{}: unknown key '{}'", source, category));
+        continue;
+      }
+      for (const auto& [key, v] : *section)
+        if (custom_options_.qualified_name_lookup(category, key) == nullptr)
+          return Status(ops::Error::invalid_argument,
+                        fmt::format("{}: unknown key '{}' in section [{}]", source, key, category));
+    }
+    std::istringstream again(text);
+    if (caf::error e = parse_config(again, custom_options_, content))
+      return Status(ops::Error::parse_error, fmt::format("{}: {}", source, caf::to_string(e)));
+    return ops::ok_status();
+  }
+
+  SessionOptions options_;
 };
 
-// What one (feeds, fetches, targets) signature needs, made once.
+// What one (feeds, fetches, targets) signature needs, made once: a
+// partition actor per device that holds nodes of the step.
 struct Prepared {
-  std::shared_ptr<const Executable> exec;
+  std::vector<std::shared_ptr<const Executable>> execs;
+  std::vector<std::string> partition_names;
   std::vector<ops::DType> feed_types;
-  caf::actor partition;
+  std::vector<caf::actor> partitions;
   std::vector<caf::actor> workers;
 };
+
+// "CPU:0" for a device of the local task, else its full name.
+std::string partition_label(const std::string& device) {
+  auto d = graph::parse_device_name(device);
+  if (!d.ok() || !d->type || !d->id) return device;
+  if (d->job.value_or("localhost") == "localhost" && d->replica.value_or(0) == 0 &&
+      d->task.value_or(0) == 0)
+    return fmt::format("{}:{}", *d->type, *d->id);
+  return device;
+}
 
 std::string signature(const Feeds& feeds, const std::vector<std::string>& fetches,
                       const std::vector<std::string>& targets) {
@@ -65,7 +136,7 @@ struct Session::Impl {
       : options(std::move(o)), config(std::move(c)), system(*config) {}
   ~Impl() {
     for (auto& [sig, p] : prepared) {
-      caf::anon_send_exit(p.partition, caf::exit_reason::user_shutdown);
+      for (auto& a : p.partitions) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
       for (auto& w : p.workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
     }
     if (options.deterministic) drain();
@@ -88,11 +159,17 @@ struct Session::Impl {
     std::vector<std::string> feed_names;
     for (auto& f : feeds) feed_names.push_back(f.first);
     TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets));
-    TF_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> exec, Executable::build(std::move(sg.graph)));
+    TF_RETURN_IF_ERROR(graph::place(&sg.graph, devices, options.placement));
+    TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices));
     Prepared p;
-    p.exec = exec;
+    std::vector<graph::Graph> graphs;
+    for (graph::Partition& part : parts) {
+      p.partition_names.push_back(partition_label(part.device));
+      graphs.push_back(std::move(part.graph));
+    }
+    TF_ASSIGN_OR_RETURN(p.execs, Executable::build_partitions(std::move(graphs), p.partition_names));
     p.feed_types = std::move(sg.feed_types);
-    p.partition = system.spawn<PartitionActor>(exec, sg.fetches);
+    for (const auto& exec : p.execs) p.partitions.push_back(system.spawn<PartitionActor>(exec, sg.fetches));
     // Workers only pay off when another core can run them.
     size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
     if (cores > 1)
@@ -102,6 +179,8 @@ struct Session::Impl {
 
   SessionOptions options;
   std::unique_ptr<SessionConfig> config;  // must outlive the system
+  std::vector<std::string> devices;
+  std::vector<std::string> last_partitions;
   caf::actor_system system;
   graph::Graph graph;
   std::map<std::string, Prepared> prepared;
@@ -113,28 +192,32 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionOptions options) {
-  // Functional ops become Switch/Merge/Enter/Exit first: their names stay
-  // valid fetches, and the executor only knows the primitives.
-  TF_RETURN_IF_ERROR(graph::lower_functional_ops(&g));
   graph::ValidateOptions v;
   v.allow_unknown_ops = true;
   TF_RETURN_IF_ERROR(graph::validate(g, v));
   auto config = std::make_unique<SessionConfig>(options);
-  if (!options.config_file.empty()) {
-    std::ifstream ini(options.config_file);
-    if (!ini)
-      return Status(ops::Error::not_found, "cannot read the configuration file '" + options.config_file + "'");
-    caf::error e = config->parse(caf::actor_system_config::string_list{}, ini);
-    if (e)
-      return Status(ops::Error::parse_error, fmt::format("configuration file '{}': {}", options.config_file,
-                                                         caf::to_string(e)));
+  TF_RETURN_IF_ERROR(config->load());
+  std::vector<std::string> devices = options.devices;
+  if (devices.empty() && options.num_devices > 0) devices = graph::local_devices(options.num_devices);
+  if (devices.empty()) devices = config->devices();
+  if (devices.empty()) devices = graph::local_devices(1);
+  for (const std::string& d : devices) {
+    auto name = graph::parse_device_name(d);
+    if (!name.ok()) return name.status().with_prefix("session devices: ");
+    if (!name->job || !name->replica || !name->task || !name->type || !name->id)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("session devices: '{}' is not a full device name "
+                                "(/job:J/replica:R/task:T/device:TYPE:ID)", d));
   }
   auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
+  impl->devices = std::move(devices);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
 const graph::Graph& Session::graph() const { return impl_->graph; }
+const std::vector<std::string>& Session::devices() const { return impl_->devices; }
+const std::vector<std::string>& Session::last_partitions() const { return impl_->last_partitions; }
 
 size_t Session::running_actors() const {
   if (impl_->options.deterministic) impl_->drain();
@@ -143,7 +226,7 @@ size_t Session::running_actors() const {
 
 size_t Session::resident_actors() const {
   size_t n = 0;
-  for (auto& [sig, p] : impl_->prepared) n += 1 + p.workers.size();
+  for (auto& [sig, p] : impl_->prepared) n += p.partitions.size() + p.workers.size();
   return n;
 }
 
@@ -151,16 +234,8 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                                      const std::vector<std::string>& fetches,
                                                      const std::vector<std::string>& targets) {
   TF_ASSIGN_OR_RETURN(const Prepared* p, impl_->prepare(feeds, fetches, targets));
-  auto step = std::make_shared<StepShared>();
-  step->context.step_id = impl_->next_step++;
-  step->context.events = impl_->options.events;
-  step->context.resources = &impl_->resources;
-  step->max_iterations = impl_->options.max_iterations;
-  step->timeout = impl_->options.timeout;
-  if (step->timeout.count() > 0) step->deadline = std::chrono::steady_clock::now() + step->timeout;
-  step->waiter = std::make_shared<StepWaiter>();
-  step->workers = p->workers;
-  step->context.use_workers = !p->workers.empty();
+  impl_->last_partitions = p->partition_names;
+  std::vector<ops::Tensor> fed;
   for (size_t i = 0; i < feeds.size(); ++i) {
     const ops::Tensor& t = feeds[i].second;
     if (!t.valid())
@@ -169,12 +244,30 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
       return Status(ops::Error::invalid_argument,
                     fmt::format("feed '{}' is {} but the graph produces {} there", feeds[i].first,
                                 ops::dtype_name(t.dtype()), ops::dtype_name(p->feed_types[i])));
-    step->feeds.push_back(t);
+    fed.push_back(t);
   }
-  step->context.feeds = &step->feeds;
-  std::shared_ptr<StepWaiter> waiter = step->waiter;
-  const uint64_t step_id = step->context.step_id;
-  caf::anon_send(p->partition, run_step_atom::value, StepPtr(std::move(step)));
+  const uint64_t step_id = impl_->next_step++;
+  auto waiter = std::make_shared<StepWaiter>(static_cast<int>(p->partitions.size()));
+  const auto deadline = impl_->options.timeout.count() > 0
+                            ? std::chrono::steady_clock::now() + impl_->options.timeout
+                            : std::chrono::steady_clock::time_point::max();
+  for (size_t i = 0; i < p->partitions.size(); ++i) {
+    auto step = std::make_shared<StepShared>();
+    step->context.step_id = step_id;
+    step->context.events = impl_->options.events;
+    step->context.resources = &impl_->resources;
+    step->max_iterations = impl_->options.max_iterations;
+    step->timeout = impl_->options.timeout;
+    step->deadline = deadline;
+    step->waiter = waiter;
+    step->workers = p->workers;
+    step->context.use_workers = !p->workers.empty();
+    step->peers = p->partitions;
+    step->partition_index = static_cast<int>(i);
+    step->feeds = fed;
+    step->context.feeds = &step->feeds;
+    caf::anon_send(p->partitions[i], run_step_atom::value, StepPtr(std::move(step)));
+  }
   StepWaiter::Result result = Status(ops::Error::internal, "step not run");
   if (!impl_->options.deterministic) {
     result = waiter->wait();
@@ -182,7 +275,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     auto& c = impl_->coordinator();
     while (!waiter->done()) {
       if (!c.try_run_once()) {
-        waiter->fulfil(Status(ops::Error::internal, "step stalled: no actor has a message to process"));
+        waiter->fail_all(Status(ops::Error::internal, "step stalled: no actor has a message to process"));
         break;
       }
     }

@@ -15,6 +15,7 @@
 
 #include "actors/events.hpp"
 #include "graph/graph.hpp"
+#include "graph/placement.hpp"
 #include "ops/tensor.hpp"
 
 namespace tagflow::actors {
@@ -28,9 +29,18 @@ struct SessionOptions {
   EventSink* events = nullptr;  // not owned; must outlive the session
   int64_t max_iterations = 0;   // per frame instance; 0: unbounded
   std::chrono::nanoseconds timeout{0};  // per step; 0: none
-  // A CAF INI file (scheduler, work-stealing, ... sections) read into the
-  // session's actor system; a file CAF cannot read is an error.
+  // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`
+  // for tagflow's own keys) read into the session's actor system after the
+  // embedded default (configs/local.ini); an unreadable file, an unknown key
+  // or a value of the wrong type is an error.
   std::string config_file;
+  // The devices graphs are placed on: these full names if given; else
+  // `num_devices` CPUs of /job:localhost/replica:0/task:0; else the
+  // configuration's `tagflow.devices` (the embedded default: CPU:0..3).
+  // Each device that holds nodes of a step becomes one partition actor.
+  std::vector<std::string> devices;
+  int num_devices = 0;
+  graph::PlacementOptions placement;
 };
 
 using Feeds = std::vector<std::pair<std::string, ops::Tensor>>;
@@ -48,6 +58,10 @@ class Session {
                                               const std::vector<std::string>& targets = {});
 
   const graph::Graph& graph() const;
+  // The session's devices (full names).
+  const std::vector<std::string>& devices() const;
+  // The partitions (device names) of the last step run or attempted.
+  const std::vector<std::string>& last_partitions() const;
   // Actors alive in this session's actor system, and how many of them live
   // as long as the session (partitions and kernel workers): when no step
   // runs the two are equal — nothing of a finished or failed step is left.

@@ -1,0 +1,188 @@
+// Partitioned runs: every graph of the executor's tests gives, on 2, 3 and
+// 4 devices under 20 random placements each, exactly what it gives on one
+// device (values, dead fetches and errors alike), and nothing of a step is
+// left afterwards.
+#include <boost/test/unit_test.hpp>
+
+#include <functional>
+
+#include "executor_graphs.hpp"
+#include "session_test_util.hpp"
+
+using namespace tagflow;
+using namespace tagflow::testing;
+using ops::Tensor;
+
+namespace {
+
+struct Step {
+  actors::Feeds feeds;
+  std::vector<std::string> fetches;
+  std::vector<std::string> targets;
+};
+
+struct Case {
+  std::string name;
+  std::function<graph::Graph()> graph;
+  std::vector<Step> steps;
+};
+
+std::string control_trigger_graph() {
+  return node("p", "Placeholder", {}, type_attr("dtype", "DT_BOOL")) + int_const("x", 5) +
+         binary("sw", "Switch", "x", "p") + unary("t", "Neg", "sw:1") + unary("f", "Neg", "sw") +
+         node("trigger", "ControlTrigger", {"^t", "^f"}) + int_const("after", 9, {"^trigger"}) +
+         int_const("plain_after", 9, {"^t"});
+}
+
+std::function<graph::Graph()> text(std::string (*make)()) {
+  return [make] { return parse(make()); };
+}
+std::function<graph::Graph()> corpus(const char* file) {
+  return [file] { return load_corpus(file); };
+}
+
+std::vector<Case> cases() {
+  const Tensor yes = Tensor::scalar(true), no = Tensor::scalar(false);
+  return {
+      {"corpus while loop", corpus("mlir_graph_while_loop.pbtxt"), {{{}, {"while/Exit"}, {}}}},
+      {"corpus two-variable loop", corpus("grappler_while_loop.pbtxt"),
+       {{{}, {"while/Exit", "while/Exit_1"}, {}}}},
+      {"corpus cond", corpus("tfnet_cond_test.pbtxt"), {{{}, {"cond/Merge", "cond/Merge:1"}, {}}}},
+      {"corpus user Send/Recv", corpus("grappler_vsched_send_recv.pbtxt"), {{{}, {"Recv"}, {}}}},
+      {"corpus cond flows with control edges", corpus("ov_switch_merge_several_cond_flows.pbtxt"),
+       {{{{"x", Tensor::vector<float>({10.0f, -2.5f})}}, {"AddV2_1", "Merge:1"}, {}},
+        {{{"x", Tensor::vector<float>({-1.0f, 3.0f})}}, {"AddV2_1", "Merge:1"}, {}}}},
+      {"corpus _SwitchN", corpus("mlir_switch_n_case_lowered.pbtxt"),
+       {{{}, {"Case/merge/_9", "Case/merge/_9:1"}, {}},
+        {{{"Case/branch_index", Tensor::scalar<int32_t>(1)}}, {"Case/merge/_9:1"}, {}}}},
+      {"corpus nested loops with a resource variable", corpus("grappler_loops_and_resource_vars.pbtxt"),
+       {{{}, {"while/Exit"}, {}}, {{}, {}, {"loop_var/Assign"}}, {{}, {"while/Exit", "while/Exit_1"}, {}}}},
+      {"loop inside a cond", text(loop_in_cond),
+       {{{{"pred", yes}}, {"c/Merge", "c/Merge:1"}, {}},
+        {{{"pred", no}}, {"c/Merge", "c/Merge:1"}, {}},
+        {{{"pred", no}}, {"c/w/Exit"}, {}}}},
+      {"cond inside a loop", text(cond_in_loop), {{{}, {"w/acc_exit", "w/Exit"}, {}}}},
+      {"control trigger", text(control_trigger_graph),
+       {{{{"p", yes}}, {"after"}, {}}, {{{"p", no}}, {"after"}, {}}, {{{"p", no}}, {"plain_after"}, {}}}},
+      {"nested loops", text(nested_loops), {{{}, {"o/Exit"}, {}}}},
+      {"three nested loops", text(three_nested_loops), {{{}, {"a/s_exit", "a/Exit"}, {}}}},
+      {"zero-iteration loop",
+       [] { return parse(int_const("start", 7) + int_const("n", 3) + counting_loop("w", "start", "n", 1)); },
+       {{{}, {"w/Exit"}, {}}}},
+      {"ref variable read in a loop", text(ref_variable_graph),
+       {{{}, {"initialized"}, {}}, {{}, {}, {"init"}}, {{}, {"read"}, {}}, {{}, {}, {"bump"}},
+        {{}, {"w/acc_exit"}, {}}}},
+      {"tensor array", text(tensor_array_graph), {{{}, {"gather"}, {}}}},
+      {"stack", text(stack_graph), {{{}, {"pop_1", "pop_2", "pop_3"}, {}}, {{}, {"pop_4"}, {}}}},
+  };
+}
+
+// What a step gave, comparable across runs: values, or the error's code.
+std::string outcome(const ops::Expected<std::vector<Tensor>>& r) {
+  if (!r.ok()) return "error " + std::to_string(static_cast<int>(r.status().code()));
+  std::string s;
+  for (const Tensor& t : *r) s += t.debug_string() + "; ";
+  return s;
+}
+
+std::vector<std::string> run_case(const Case& c, actors::SessionOptions o, size_t* max_partitions) {
+  auto s = actors::Session::create(c.graph(), o);
+  if (!s.ok()) throw std::runtime_error(s.status().to_string());
+  std::vector<std::string> out;
+  for (const Step& step : c.steps) {
+    out.push_back(outcome((*s)->run(step.feeds, step.fetches, step.targets)));
+    *max_partitions = std::max(*max_partitions, (*s)->last_partitions().size());
+  }
+  BOOST_TEST(no_step_actor_left(**s));
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(partitioned)
+
+BOOST_AUTO_TEST_CASE(every_graph_gives_the_same_results_under_random_placements) {
+  for (const Case& c : cases()) {
+    BOOST_TEST_CONTEXT(c.name) {
+      actors::SessionOptions one;
+      one.num_devices = 1;
+      one.threads = 2;
+      size_t partitions = 0;
+      const std::vector<std::string> want = run_case(c, one, &partitions);
+      BOOST_TEST(partitions == 1u);
+      size_t most = 0;
+      for (int devices : {2, 3, 4}) {
+        for (uint64_t seed = 1; seed <= 20; ++seed) {
+          BOOST_TEST_CONTEXT(devices << " devices, random:" << seed) {
+            actors::SessionOptions o;
+            o.num_devices = devices;
+            o.placement.strategy = graph::PlacementOptions::Strategy::random;
+            o.placement.seed = seed;
+            // the deterministic scheduler for some, real threads for the rest
+            o.deterministic = seed % 4 == 0;
+            o.threads = 1 + static_cast<int>(seed % 3);
+            BOOST_TEST(run_case(c, o, &most) == want, boost::test_tools::per_element());
+          }
+        }
+      }
+      BOOST_TEST(most > 1u, "no placement split the graph");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(round_robin_spreads_a_loop_over_every_device) {
+  actors::SessionOptions o;
+  o.num_devices = 3;
+  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(nested_loops()), m, o);
+      BOOST_TEST(must_run(*s, {}, {"o/Exit"})[0].scalar_value<int32_t>() == 24);
+      BOOST_TEST(s->last_partitions().size() == 3u);
+      BOOST_TEST(no_step_actor_left(*s));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_long_loop_split_across_devices_runs_many_iterations) {
+  std::string g = int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+                  counting_loop("w", "start", "n", 1);
+  actors::SessionOptions o;
+  o.num_devices = 2;
+  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(g), m, o);
+      BOOST_TEST(must_run(*s, {{"n", Tensor::scalar<int32_t>(5000)}}, {"w/Exit"})[0].scalar_value<int32_t>() == 5000);
+      BOOST_TEST(s->last_partitions().size() == 2u);
+      BOOST_TEST(must_run(*s, {{"n", Tensor::scalar<int32_t>(0)}}, {"w/Exit"})[0].scalar_value<int32_t>() == 0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_error_on_one_partition_ends_the_step_everywhere) {
+  // 10 / (3 - i) fails at i = 3, with the loop spread over 3 devices
+  std::string body = int_const("w/three", 3, {"^w/Identity"}) + int_const("w/ten", 10, {"^w/Identity"}) +
+                     binary("w/d", "Sub", "w/three", "w/Identity") +
+                     binary("w/q", "FloorDiv", "w/ten", "w/d") + binary("w/qq", "Sub", "w/q", "w/q") +
+                     binary("w/next", "Add", "w/Add", "w/qq");
+  std::string g = int_const("start", 0) + int_const("n", 10) + counting_loop("w", "start", "n", 1, 10, body, "w/next");
+  actors::SessionOptions o;
+  o.num_devices = 3;
+  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(g), m, o);
+      auto r = s->run({}, {"w/Exit"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message().find("FloorDiv 'w/q' at tag w/") != std::string::npos, r.status().message());
+      BOOST_TEST(r.status().code() != ops::Error::aborted);
+      BOOST_TEST(no_step_actor_left(*s));
+      // the session goes on
+      auto again = s->run({}, {"start"});
+      BOOST_TEST(again.ok());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,135 @@
+// Partitioned steps walked through message by message: a loop whose body is
+// on another device than its pivot, and a nested loop over three devices.
+#include <boost/test/unit_test.hpp>
+
+#include "executor_graphs.hpp"
+#include "trace_harness.hpp"
+
+using namespace tagflow;
+using namespace tagflow::testing;
+using ops::Tensor;
+
+namespace {
+
+const std::string kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+const std::string kCpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
+const std::string kCpu2 = "/job:localhost/replica:0/task:0/device:CPU:2";
+
+// `while i < n: i += 1` from `start`, the body (Identity, step, Add) on
+// CPU:1 and everything else on CPU:0.
+graph::Graph split_loop(int start, int n) {
+  graph::Graph g = parse(int_const("start", start) + int_const("n", n) + counting_loop("w", "start", "n", 1));
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) g.mutable_node(id).device = kCpu0;
+  for (const char* body : {"w/Identity", "w/step", "w/Add"}) g.mutable_node(g.find(body)).device = kCpu1;
+  return g;
+}
+
+actors::SessionOptions devices(int n) {
+  actors::SessionOptions o;
+  o.num_devices = n;
+  return o;
+}
+
+bool ran(const Trace& t, const std::string& node, const std::string& tag) {
+  for (const Event& e : t.events)
+    if (e.kind == EventKind::node_ran && e.node == node && e.tag == tag) return true;
+  return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(partition_trace)
+
+BOOST_AUTO_TEST_CASE(a_distributed_loop_that_runs_zero_times) {
+  Mode m = modes()[0];  // deterministic: one message at a time
+  std::vector<Tensor> out;
+  Trace t = trace_step(split_loop(7, 3), m, {}, {"w/Exit"}, &out, devices(2));
+  BOOST_TEST(out[0].scalar_value<int32_t>() == 7);
+  Trace pivot = t.of_partition("CPU:0"), body = t.of_partition("CPU:1");
+  // the pivot's device runs Enter, Merge, the predicate and Switch once
+  for (const char* n : {"w/Merge", "w/Less", "w/LoopCond", "w/Switch"}) BOOST_TEST(ran(pivot, n, "w/0"), n);
+  BOOST_TEST(ran(pivot, "w/Enter", "/"));
+  BOOST_TEST(pivot.iterations_per_frame_instance()["w"] == 1);
+  // the false predicate and the dead body input cross to CPU:1 ...
+  int live_false = 0, dead = 0;
+  for (const Event& e : pivot.of(EventKind::message_sent)) {
+    if (e.key.rfind("transfer:", 0) != 0 || e.tag != "w/0") continue;
+    (e.dead ? dead : live_false)++;
+  }
+  BOOST_TEST(live_false == 1);  // the predicate, for CPU:1's control loop
+  BOOST_TEST(dead == 1);        // Switch:1, the body's input
+  // ... whose control loop runs iteration 0 only and stops
+  BOOST_TEST(body.iterations_per_frame_instance()["w"] == 1);
+  BOOST_TEST(body.of(EventKind::frame_done).size() == 2u);  // w and the root
+  bool add_dead = false;
+  for (const Event& e : body.of(EventKind::value_dead)) {
+    BOOST_TEST(e.tag == "w/0", e.node << " dead at " << e.tag);
+    add_dead = add_dead || e.node == "w/Add";
+  }
+  BOOST_TEST(add_dead);  // the body ran, dead, once
+  // nothing else: every transfer matched once, none after a frame ended
+  BOOST_TEST(t.check_transfers_match() == "");
+  for (const Trace& p : {pivot, body}) {
+    BOOST_TEST(p.check_iterations_start_once_and_end() == "");
+    BOOST_TEST(p.check_no_message_after_frame_done() == "");
+  }
+  int64_t transfers = 0;
+  for (const Event& e : t.of(EventKind::message_sent))
+    if (e.key.rfind("transfer:", 0) == 0) ++transfers;
+  BOOST_TEST(transfers == 3);  // predicate and body input out, the dead Add back
+}
+
+BOOST_AUTO_TEST_CASE(a_distributed_loop_matches_every_transfer_per_iteration) {
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      std::vector<Tensor> out;
+      Trace t = trace_step(split_loop(0, 5), m, {}, {"w/Exit"}, &out, devices(2));
+      BOOST_TEST(out[0].scalar_value<int32_t>() == 5);
+      BOOST_TEST(t.check_transfers_match() == "");
+      for (const char* p : {"CPU:0", "CPU:1"}) {
+        Trace one = t.of_partition(p);
+        BOOST_TEST(one.iterations_per_frame_instance()["w"] == 6, p);
+        BOOST_TEST(one.check_iterations_start_once_and_end() == "", p);
+        BOOST_TEST(one.check_no_message_after_frame_done() == "", p);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_nested_loop_over_three_devices_with_the_inner_loop_on_one) {
+  // nested_loops(): outer `o` on CPU:0 and CPU:1, the inner loop `o/in`
+  // entirely on CPU:2 — CPU:1 holds outer-loop nodes only.
+  graph::Graph g = parse(nested_loops());
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) {
+    graph::Node& n = g.mutable_node(id);
+    if (n.name.rfind("o/in/", 0) == 0 || n.name == "o/zero" || n.name == "o/five") n.device = kCpu2;
+    else if (n.name == "o/next" || n.name == "o/step" || n.name == "o/Add") n.device = kCpu1;
+    else n.device = kCpu0;
+  }
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      std::vector<Tensor> out;
+      Trace t = trace_step(g, m, {}, {"o/Exit"}, &out, devices(3));
+      BOOST_TEST(out[0].scalar_value<int32_t>() == 24);
+      BOOST_TEST(t.check_transfers_match() == "");
+      Trace cpu1 = t.of_partition("CPU:1"), cpu2 = t.of_partition("CPU:2");
+      // CPU:1 runs the outer frame's 5 iterations and no inner frame
+      auto frames1 = cpu1.iterations_per_frame_instance();
+      BOOST_TEST(frames1.size() == 1u);
+      BOOST_TEST(frames1["o"] == 5);
+      // CPU:2 runs an inner instance per outer iteration (dead in the last)
+      auto frames2 = cpu2.iterations_per_frame_instance();
+      BOOST_TEST(frames2["o"] == 5);
+      int inner = 0;
+      for (auto& [instance, n] : frames2)
+        if (instance.find("/o/in") != std::string::npos) ++inner;
+      BOOST_TEST(inner == 5);
+      for (const char* p : {"CPU:0", "CPU:1", "CPU:2"}) {
+        BOOST_TEST(t.of_partition(p).check_iterations_start_once_and_end() == "", p);
+        BOOST_TEST(t.of_partition(p).check_no_message_after_frame_done() == "", p);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
