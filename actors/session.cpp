@@ -13,6 +13,7 @@
 #include "actors/partition_actor.hpp"
 #include "actors/step_waiter.hpp"
 #include "graph/device.hpp"
+#include "graph/lower_functional.hpp"
 #include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
@@ -192,6 +193,9 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionOptions options) {
+  // Functional ops become Switch/Merge/Enter/Exit first: their names stay
+  // valid fetches, and the executor only knows the primitives.
+  TF_RETURN_IF_ERROR(graph::lower_functional_ops(&g));
   graph::ValidateOptions v;
   v.allow_unknown_ops = true;
   TF_RETURN_IF_ERROR(graph::validate(g, v));
