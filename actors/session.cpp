@@ -65,18 +65,39 @@ class SessionConfig : public caf::actor_system_config {
     return ops::ok_status();
   }
 
-  std::vector<std::string> devices() const {
-    return caf::get_or(content, "tagflow.devices", std::vector<std::string>{});
+  // tagflow.devices, if set: a list of strings.
+  Expected<std::vector<std::string>> devices() const {
+    const caf::config_value* v = caf::get_if(&content, "tagflow.devices");
+    if (v == nullptr) return std::vector<std::string>{};
+    const auto* list = caf::get_if<caf::config_value::list>(v);
+    std::vector<std::string> out;
+    if (list != nullptr)
+      for (const caf::config_value& item : *list) {
+        const auto* text = caf::get_if<std::string>(&item);
+        if (text == nullptr) {
+          list = nullptr;
+          break;
+        }
+        out.push_back(*text);
+      }
+    if (list == nullptr)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("configuration: [tagflow] devices = {} is not a list of device names",
+                                caf::to_string(*v)));
+    return out;
   }
 
  private:
-  // CAF type-checks the keys it knows but accepts unknown ones silently:
-  // every key must be an option of CAF or of tagflow.
+  // CAF accepts unknown keys silently and drops ill-typed values of known
+  // ones: every key must be an option of CAF or of tagflow, of its type.
   Status read(const std::string& text, const std::string& source) {
+    // Untyped first: with the option set CAF drops an ill-typed value
+    // without a word.
     std::istringstream in(text);
-    caf::settings parsed;
-    if (caf::error e = parse_config(in, custom_options_, parsed))
-      return Status(ops::Error::parse_error, fmt::format("{}: {}", source, caf::to_string(e)));
+    auto raw = parse_config(in);
+    if (!raw)
+      return Status(ops::Error::parse_error, fmt::format("{}: {}", source, caf::to_string(raw.error())));
+    const caf::settings& parsed = *raw;
     for (const auto& [category, value] : parsed) {
       const auto* section = caf::get_if<caf::settings>(&value);
       if (section == nullptr) {
@@ -85,10 +106,16 @@ class SessionConfig : public caf::actor_system_config {
                         fmt::format("{}: unknown key '{}'", source, category));
         continue;
       }
-      for (const auto& [key, v] : *section)
-        if (custom_options_.qualified_name_lookup(category, key) == nullptr)
+      for (const auto& [key, v] : *section) {
+        const caf::config_option* opt = custom_options_.qualified_name_lookup(category, key);
+        if (opt == nullptr)
           return Status(ops::Error::invalid_argument,
                         fmt::format("{}: unknown key '{}' in section [{}]", source, key, category));
+        if (caf::error e = opt->check(v))
+          return Status(ops::Error::invalid_argument,
+                        fmt::format("{}: [{}] {} = {} is not a {}", source, category, key,
+                                    caf::to_string(v), std::string(opt->type_name().data(), opt->type_name().size())));
+      }
     }
     std::istringstream again(text);
     if (caf::error e = parse_config(again, custom_options_, content))
@@ -203,7 +230,8 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   TF_RETURN_IF_ERROR(config->load());
   std::vector<std::string> devices = options.devices;
   if (devices.empty() && options.num_devices > 0) devices = graph::local_devices(options.num_devices);
-  if (devices.empty()) devices = config->devices();
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> configured, config->devices());
+  if (devices.empty()) devices = std::move(configured);
   if (devices.empty()) devices = graph::local_devices(1);
   for (const std::string& d : devices) {
     auto name = graph::parse_device_name(d);

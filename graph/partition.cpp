@@ -398,3 +398,63 @@ Expected<std::vector<Partition>> partition_graph(const Graph& placed,
 }
 
 }  // namespace tagflow::graph
+
+namespace tagflow::graph {
+
+namespace {
+
+std::string dot_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string partitions_to_dot(const std::vector<Partition>& parts) {
+  std::string out = "digraph tagflow_partitions {\n  compound=true;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
+  auto id = [](size_t p, NodeId n) { return "p" + std::to_string(p) + "_" + std::to_string(n); };
+  std::map<std::string, std::string> send_of_key, recv_of_key;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const Graph& g = parts[p].graph;
+    auto name = parse_device_name(parts[p].device);
+    out += "  subgraph cluster_" + std::to_string(p) + " {\n    label=" +
+           dot_quote(name.ok() ? short_name(*name) : parts[p].device) +
+           "; style=rounded; color=\"#4060a0\";\n";
+    for (NodeId n = 0; n < g.num_nodes(); ++n) {
+      const Node& node = g.node(n);
+      std::string style = "shape=box";
+      const ops::OpRole role = node_role(node);
+      if (role == ops::OpRole::send || role == ops::OpRole::recv) {
+        style = "shape=cds, style=filled, fillcolor=\"#ffe0c0\"";
+        const std::string* key = node.attr<std::string>("tensor_name");
+        if (key != nullptr) (role == ops::OpRole::send ? send_of_key : recv_of_key)[*key] = id(p, n);
+      } else if (node.name.rfind("_cf/", 0) == 0) {
+        style = "shape=box, style=filled, fillcolor=\"#e0e0ff\"";
+      }
+      out += "    " + id(p, n) + " [label=" + dot_quote(node.name + "\n" + node.op) + ", " + style + "];\n";
+    }
+    out += "  }\n";
+    for (NodeId n = 0; n < g.num_nodes(); ++n) {
+      const Node& node = g.node(n);
+      for (const Endpoint& e : node.inputs)
+        out += "  " + id(p, e.node) + " -> " + id(p, n) + ";\n";
+      for (NodeId c : node.control_inputs)
+        out += "  " + id(p, c) + " -> " + id(p, n) + " [style=dashed, color=gray40];\n";
+    }
+  }
+  for (const auto& [key, send] : send_of_key) {
+    auto recv = recv_of_key.find(key);
+    if (recv == recv_of_key.end()) continue;
+    out += "  " + send + " -> " + recv->second + " [color=\"#c04000\", penwidth=2, label=" +
+           dot_quote(key) + ", fontsize=8];\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace tagflow::graph

@@ -37,3 +37,12 @@ Expected<std::vector<Partition>> partition_graph(const Graph& placed,
 std::string transfer_key(const std::string& src, int port, const std::string& dst_device);
 
 }  // namespace tagflow::graph
+
+namespace tagflow::graph {
+
+// Graphviz .dot of the partitions: one cluster per device, control-loop
+// nodes (`_cf/...`) shaded, and each `_Send` joined to its `_Recv` across
+// clusters by a bold edge labelled with the key.
+std::string partitions_to_dot(const std::vector<Partition>& parts);
+
+}  // namespace tagflow::graph

@@ -30,7 +30,20 @@ struct RunArgs {
   int64_t max_iterations = 0;
   int64_t timeout_ms = 0;
   int64_t max_print = 64;
+  int devices = 0;                   // 0: the configuration's devices
+  std::string place = "default";     // default | round-robin | random:SEED
 };
 int run_graph(const RunArgs& args);
+
+struct PartitionArgs {
+  std::string graph;
+  std::string out_dir;
+  std::string config;
+  int devices = 0;
+  std::string place = "default";
+};
+// Writes each device's partition as DIR/<device>.pbtxt and all of them as
+// DIR/partitions.dot (a cluster per device, Send/Recv pairs joined).
+int partition_graph(const PartitionArgs& args);
 
 }  // namespace tagflow::tools

@@ -7,6 +7,7 @@
 
 #include "actors/session.hpp"
 #include "graph/import.hpp"
+#include "graph/placement.hpp"
 #include "graph/step_graph.hpp"
 #include "ops/tensor_literal.hpp"
 
@@ -35,6 +36,10 @@ int run_graph(const RunArgs& args) {
   o.max_iterations = args.max_iterations;
   o.timeout = std::chrono::milliseconds(args.timeout_ms);
   o.config_file = args.config;
+  o.num_devices = args.devices;
+  auto placement = graph::parse_place_option(args.place);
+  if (!placement.ok()) return fail(placement.status().with_prefix("--place: "));
+  o.placement = *placement;
   if (!args.trace.empty()) {
     trace = actors::JsonlSink::open(args.trace);
     if (!trace) return fail(Status(ops::Error::not_found, "cannot write the trace file '" + args.trace + "'"));

@@ -49,7 +49,27 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
       ->check(CLI::PositiveNumber);
 
+  run_cmd->add_option("--devices", run.devices,
+                      "place the graph on CPU:0..N-1 of this process (default: the devices of "
+                      "the configuration, CPU:0-3); each device holding nodes runs as a partition")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--place", run.place,
+                      "how nodes without a device constraint are spread: default (the first "
+                      "device), round-robin or random:SEED");
+
+  tagflow::tools::PartitionArgs part;
+  CLI::App* part_cmd = app.add_subcommand(
+      "partition", "Place a graph on devices and write each device's partition (.pbtxt) and a "
+                   ".dot with a cluster per device, Send/Recv pairs and control loops");
+  part_cmd->add_option("GRAPH", part.graph, "GraphDef file (.pbtxt or .pb)")->required();
+  part_cmd->add_option("--out", part.out_dir, "directory to write the partitions to")->required();
+  part_cmd->add_option("--devices", part.devices, "CPU:0..N-1 (default: the configuration's devices)")
+      ->check(CLI::PositiveNumber);
+  part_cmd->add_option("--place", part.place, "default, round-robin or random:SEED");
+  part_cmd->add_option("--config", part.config, "CAF INI configuration file (tagflow.devices)");
+
   CLI11_PARSE(app, argc, argv);
+  if (*part_cmd) return tagflow::tools::partition_graph(part);
   if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
   if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
   if (*run_cmd) return tagflow::tools::run_graph(run);

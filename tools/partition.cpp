@@ -1,0 +1,70 @@
+// `tagflow partition`: places a graph on the session's devices and writes
+// what each device runs, so that a person can see the Send/Recv pairs and
+// the control loops.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "actors/session.hpp"
+#include "graph/device.hpp"
+#include "graph/export.hpp"
+#include "graph/import.hpp"
+#include "graph/partition.hpp"
+#include "graph/placement.hpp"
+#include "tools/commands.hpp"
+
+namespace tagflow::tools {
+
+int partition_graph(const PartitionArgs& args) {
+  auto g = graph::import_graph_file(args.graph);
+  if (!g.ok()) return fail(g.status());
+  auto placement = graph::parse_place_option(args.place);
+  if (!placement.ok()) return fail(placement.status().with_prefix("--place: "));
+  // The session lowers and validates the graph and reads the devices from
+  // the configuration, exactly as `tagflow run` would.
+  actors::SessionOptions o;
+  o.num_devices = args.devices;
+  o.config_file = args.config;
+  o.deterministic = true;  // no worker threads: nothing runs here
+  auto session = actors::Session::create(std::move(g).value(), o);
+  if (!session.ok()) return fail(session.status().with_prefix(args.graph + ": "));
+  graph::Graph placed = (*session)->graph();
+  Status s = graph::place(&placed, (*session)->devices(), *placement);
+  if (!s.ok()) return fail(s.with_prefix(args.graph + ": "));
+  auto parts = graph::partition_graph(placed, (*session)->devices());
+  if (!parts.ok()) return fail(parts.status().with_prefix(args.graph + ": "));
+
+  std::error_code ec;
+  std::filesystem::create_directories(args.out_dir, ec);
+  if (ec)
+    return fail(Status(ops::Error::not_found,
+                       fmt::format("cannot create the directory '{}': {}", args.out_dir, ec.message())));
+  int sends = 0, control_loops = 0;
+  for (const graph::Partition& p : *parts) {
+    auto name = graph::parse_device_name(p.device);
+    const std::string file = args.out_dir + "/" + (name.ok() ? graph::short_name(*name) : "partition") + ".pbtxt";
+    Status w = graph::export_graph_file(p.graph, file);
+    if (!w.ok()) return fail(w);
+    int p_sends = 0, p_recvs = 0, p_loops = 0;
+    for (const graph::Node& n : p.graph.nodes()) {
+      if (n.op == "_Send") ++p_sends;
+      if (n.op == "_Recv") ++p_recvs;
+      if (n.op == "Enter" && n.name.rfind("_cf/", 0) == 0) ++p_loops;
+    }
+    sends += p_sends;
+    control_loops += p_loops;
+    std::printf("%s: %d nodes, %d _Send, %d _Recv, %d control loops -> %s\n", p.device.c_str(),
+                p.graph.num_nodes(), p_sends, p_recvs, p_loops, file.c_str());
+  }
+  const std::string dot = args.out_dir + "/partitions.dot";
+  std::ofstream out(dot);
+  out << graph::partitions_to_dot(*parts);
+  if (!out) return fail(Status(ops::Error::not_found, "cannot write '" + dot + "'"));
+  std::printf("%zu partitions, %d transfers, %d control loops -> %s\n", parts->size(), sends,
+              control_loops, dot.c_str());
+  return 0;
+}
+
+}  // namespace tagflow::tools
