@@ -3,6 +3,7 @@
 //   executor_bench chain    [N]        10^5 chained scalar Adds: ns per node
 //   executor_bench loop     [N...]     while i < n: i += 1: µs per iteration
 //   executor_bench matmul   [N]        loop with a 64x64 MatMul body vs Eigen
+//   executor_bench split    [N]        loops with the body on another device vs one partition
 //   executor_bench parallel [N]        ~20 µs independent body, P = 1 vs 10
 //   executor_bench wide     [N]        N independent MatMuls, 1 vs 2 threads
 //   executor_bench step     [N]        Session::run of a one-node graph
@@ -162,6 +163,56 @@ void matmul(int n) {
               n, size, size, t / n * 1e6, plain / n * 1e6, (t / plain - 1) * 100);
 }
 
+// ---------------------------------------------------------------- split
+// The loop's body on another device than its pivot (two partitions, a
+// control loop on the body's device, three transfers per iteration) against
+// the same graph on one partition, in the same process.
+std::unique_ptr<actors::Session> placed_session(const std::string& text,
+                                                const std::vector<std::string>& on_second) {
+  const std::string cpu = "/job:localhost/replica:0/task:0/device:CPU:";
+  graph::Graph g = parse(text);
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) g.mutable_node(id).device = cpu + "0";
+  for (const std::string& name : on_second) g.mutable_node(g.find(name)).device = cpu + "1";
+  actors::SessionOptions o;
+  o.num_devices = 2;
+  if (const char* env = std::getenv("TAGFLOW_BENCH_THREADS")) o.threads = std::atoi(env);
+  auto s = actors::Session::create(std::move(g), o);
+  if (!s.ok()) {
+    std::fprintf(stderr, "executor_bench: %s\n", s.status().to_string().c_str());
+    std::exit(1);
+  }
+  return std::move(s).value();
+}
+
+void split(int n) {
+  struct Kind {
+    const char* what;
+    std::string text;
+    std::vector<std::string> body;
+    const char* fetch;
+    int n;
+  };
+  const Kind kinds[] = {
+      {"while i < n: i += 1", counting_text(), {"w/Identity", "w/step", "w/Add"}, "w/Exit", n},
+      {"64x64 MatMul loop", matmul_loop_text(64, 10), {"w/m_identity", "w/mm", "w/k"}, "w/m_exit", n / 10},
+  };
+  for (const Kind& k : kinds) {
+    actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(k.n)}};
+    auto one = placed_session(k.text, {});
+    auto two = placed_session(k.text, k.body);
+    run_or_die(*one, feeds, {k.fetch});
+    run_or_die(*two, feeds, {k.fetch});
+    if (two->last_partitions().size() != 2) {
+      std::fprintf(stderr, "executor_bench: the split graph has %zu partitions\n", two->last_partitions().size());
+      std::exit(1);
+    }
+    double t1 = bench::median_seconds(7, [&] { bench::keep(run_or_die(*one, feeds, {k.fetch})); });
+    double t2 = bench::median_seconds(7, [&] { bench::keep(run_or_die(*two, feeds, {k.fetch})); });
+    std::printf("%s, n = %d, body on another device than the pivot: %.2f µs/iteration  | same graph on one partition %.2f µs  (%.2fx; target <= 3x for the trivial loop)\n",
+                k.what, k.n, t2 / k.n * 1e6, t1 / k.n * 1e6, t2 / t1);
+  }
+}
+
 // ---------------------------------------------------------------- parallel
 std::string independent_body_text(int size, int parallel_iterations) {
   std::string body =
@@ -296,6 +347,7 @@ int main(int argc, char** argv) {
     if (sizes.empty()) sizes = {1000, 10000, 100000, 1000000};
     loop(sizes);
   } else if (what == "matmul") matmul(arg(1000));
+  else if (what == "split") split(arg(20000));
   else if (what == "parallel") parallel(arg(1000));
   else if (what == "wide") wide(arg(1000));
   else if (what == "step") step(arg(10000));
@@ -304,12 +356,13 @@ int main(int argc, char** argv) {
     chain(100000);
     loop({1000, 10000, 100000, 1000000});
     matmul(1000);
+    split(20000);
     parallel(1000);
     wide(1000);
     step(10000);
     rss(1000000);
   } else {
-    std::fprintf(stderr, "usage: executor_bench [chain|loop|matmul|parallel|wide|step|rss|all] [N...]\n");
+    std::fprintf(stderr, "usage: executor_bench [chain|loop|matmul|split|parallel|wide|step|rss|all] [N...]\n");
     return 2;
   }
   return 0;
