@@ -169,7 +169,11 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
     batch.instance = tag.frame_instance();
     batch.iteration = tag.iteration();
     batch.from_partition = step.partition_index;
-    self->send(step.peers[static_cast<size_t>(peer)], transfer_atom::value, std::move(batch));
+    // Straight to the peer's frame instance once the peer announced it;
+    // through the peer partition, which finds it, until then.
+    caf::actor frame = step.routes ? step.routes->find(peer, batch.instance) : caf::actor();
+    const caf::actor& to = frame ? frame : step.peers[static_cast<size_t>(peer)];
+    self->send(to, transfer_atom::value, std::move(batch));
   }
 }
 

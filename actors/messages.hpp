@@ -18,7 +18,10 @@
 #include <caf/all.hpp>
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "actors/executable.hpp"
@@ -43,6 +46,8 @@ using transfer_atom = caf::atom_constant<caf::atom("transfer")>;
 using frame_up_atom = caf::atom_constant<caf::atom("frameup")>;
 using frame_down_atom = caf::atom_constant<caf::atom("framedown")>;
 using abort_atom = caf::atom_constant<caf::atom("abort")>;
+using route_atom = caf::atom_constant<caf::atom("route")>;
+using unroute_atom = caf::atom_constant<caf::atom("unroute")>;
 
 // Values crossing between actors of one partition: (item, tensor, dead).
 struct ValueBatch {
@@ -69,6 +74,33 @@ struct TransferBatch {
   std::vector<OutValue> values;
 };
 
+// The frame instances of peer partitions that take transfers, as the peers
+// announced them (`route`): an iteration sends a transfer straight to the
+// frame when it is known here, else through the peer partition, which finds
+// it. Weak handles (no cycle with the frames that hold the step). One per
+// partition per step; written by its partition actor, read by its
+// iterations. Thread-safe.
+class TransferRoutes {
+ public:
+  caf::actor find(int partition, FrameInstanceId instance) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = frames_.find({partition, instance});
+    return it == frames_.end() ? caf::actor() : caf::actor_cast<caf::actor>(it->second);
+  }
+  void put(int partition, FrameInstanceId instance, const caf::actor& frame) {
+    std::lock_guard<std::mutex> lock(mu_);
+    frames_[{partition, instance}] = frame.address();
+  }
+  void erase(int partition, FrameInstanceId instance) {
+    std::lock_guard<std::mutex> lock(mu_);
+    frames_.erase({partition, instance});
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<int, FrameInstanceId>, caf::actor_addr> frames_;
+};
+
 class StepWaiter;
 
 // Everything one step of one partition shares, read-only.
@@ -82,6 +114,7 @@ struct StepShared {
   // which of them this one is. One partition: peers holds only itself.
   std::vector<caf::actor> peers;
   int partition_index = 0;
+  std::shared_ptr<TransferRoutes> routes;  // peers' frames; never null
   std::chrono::nanoseconds timeout{0};  // 0: none
   // now + timeout, checked by frames on every iteration report: a busy
   // loop may keep a single worker from ever running the partition's timer.

@@ -258,11 +258,32 @@ caf::behavior PartitionActor::make_behavior() {
           for (TransferBatch& b : held->second) send(frame, transfer_atom::value, std::move(b));
           route.held.erase(held);
         }
+        // Peers may send to the frame directly from now on.
+        const StepShared& step = *running_.find(step_id)->second.step;
+        for (size_t p = 0; p < step.peers.size(); ++p)
+          if (static_cast<int>(p) != step.partition_index)
+            send(step.peers[p], route_atom::value, step_id, instance, step.partition_index, frame);
         route.frames[instance] = std::move(frame);
       },
       [=](frame_down_atom, uint64_t step_id, FrameInstanceId instance) {
         auto route = routes_.find(step_id);
         if (route != routes_.end()) route->second.frames.erase(instance);
+        auto running = running_.find(step_id);
+        if (running == running_.end()) return;
+        const StepShared& step = *running->second.step;
+        for (size_t p = 0; p < step.peers.size(); ++p)
+          if (static_cast<int>(p) != step.partition_index)
+            send(step.peers[p], unroute_atom::value, step_id, instance, step.partition_index);
+      },
+      [=](route_atom, uint64_t step_id, FrameInstanceId instance, int from, caf::actor& frame) {
+        auto running = running_.find(step_id);
+        if (running != running_.end() && running->second.step->routes)
+          running->second.step->routes->put(from, instance, frame);
+      },
+      [=](unroute_atom, uint64_t step_id, FrameInstanceId instance, int from) {
+        auto running = running_.find(step_id);
+        if (running != running_.end() && running->second.step->routes)
+          running->second.step->routes->erase(from, instance);
       },
       [=](abort_atom, uint64_t step_id) {
         abort(step_id, Status(ops::Error::aborted,

@@ -296,6 +296,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     step->context.use_workers = !p->workers.empty();
     step->peers = p->partitions;
     step->partition_index = static_cast<int>(i);
+    step->routes = std::make_shared<TransferRoutes>();
     step->feeds = fed;
     step->context.feeds = &step->feeds;
     caf::anon_send(p->partitions[i], run_step_atom::value, StepPtr(std::move(step)));
