@@ -249,56 +249,18 @@ class Lowering {
     return ok_status();
   }
 
-  // TensorFlow's truthiness of a predicate as a bool scalar: a scalar is
-  // true when non-zero, a non-scalar when it has elements. Built from
-  // Rank, Size, Reshape, NotEqual, Cast, Sum, Greater, Equal and SelectV2.
+  // TensorFlow's truthiness of a predicate as a bool scalar (a scalar is
+  // true when non-zero, a non-scalar when it has elements): one ToBool node,
+  // which waits for `controls`.
   Expected<NamedEndpoint> truthiness(const Item& x, const std::string& base,
                                      NamedEndpoint value, DType t,
                                      const std::vector<std::string>& controls) {
     t = ops::base_dtype(t);
-    Tensor zero_t;
-    switch (t) {
-      case DType::boolean: break;
-      case DType::float32: zero_t = Tensor::scalar<float>(0); break;
-      case DType::float64: zero_t = Tensor::scalar<double>(0); break;
-      case DType::int32: zero_t = Tensor::scalar<int32_t>(0); break;
-      case DType::int64: zero_t = Tensor::scalar<int64_t>(0); break;
-      default:
-        return Status(Error::unimplemented,
-                      where_of(x.spec.node) + "a predicate of type " + ops::dtype_name(t) +
-                          " is not supported (bool, float, double, int32 and int64 are)");
-    }
-    const std::string p = add(x, base + "/value", "Identity", {{"T", t}}, {value}, controls);
-    const std::string rank = add(x, base + "/rank", "Rank", {{"T", t}}, {{p, 0}});
-    const std::string size =
-        add(x, base + "/size", "Size", {{"T", t}, {"out_type", DType::int32}}, {{p, 0}});
-    const std::string minus_one =
-        add_const(x, base + "/flat_shape", Tensor::vector<int32_t>({-1}), p);
-    const std::string flat = add(x, base + "/flat", "Reshape", {{"T", t}, {"Tshape", DType::int32}},
-                                 {{p, 0}, {minus_one, 0}});
-    std::string nonzero = flat;
-    if (t != DType::boolean) {
-      const std::string zero = add_const(x, base + "/zero", zero_t, p);
-      nonzero = add(x, base + "/nonzero", "NotEqual",
-                    {{"T", t}, {"incompatible_shape_error", true}}, {{flat, 0}, {zero, 0}});
-    }
-    const std::string ints =
-        add(x, base + "/as_int", "Cast",
-            {{"SrcT", DType::boolean}, {"DstT", DType::int32}, {"Truncate", false}}, {{nonzero, 0}});
-    const std::string axis = add_const(x, base + "/axis", Tensor::vector<int32_t>({0}), p);
-    const std::string count =
-        add(x, base + "/count", "Sum",
-            {{"T", DType::int32}, {"Tidx", DType::int32}, {"keep_dims", false}},
-            {{ints, 0}, {axis, 0}});
-    const std::string zero_i = add_const(x, base + "/zero_i", Tensor::scalar<int32_t>(0), p);
-    const AttrMap int_cmp = {{"T", DType::int32}};
-    const std::string scalar = add(x, base + "/is_scalar", "Equal",
-                                   {{"T", DType::int32}, {"incompatible_shape_error", true}},
-                                   {{rank, 0}, {zero_i, 0}});
-    const std::string any = add(x, base + "/any_nonzero", "Greater", int_cmp, {{count, 0}, {zero_i, 0}});
-    const std::string nonempty = add(x, base + "/nonempty", "Greater", int_cmp, {{size, 0}, {zero_i, 0}});
-    const std::string truthy = add(x, base, "SelectV2", {{"T", DType::boolean}},
-                                   {{scalar, 0}, {any, 0}, {nonempty, 0}});
+    if (t == DType::resource || t == DType::variant || t == DType::invalid)
+      return Status(Error::unimplemented,
+                    where_of(x.spec.node) + "a predicate of type " + ops::dtype_name(t) +
+                        " has no truth value");
+    const std::string truthy = add(x, base, "ToBool", {{"T", t}}, {value}, controls);
     return NamedEndpoint{truthy, 0};
   }
 
