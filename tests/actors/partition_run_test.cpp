@@ -185,4 +185,19 @@ BOOST_AUTO_TEST_CASE(an_error_on_one_partition_ends_the_step_everywhere) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_send_without_its_recv_is_an_error_naming_the_key) {
+  const std::string attrs =
+      type_attr("T", "DT_INT32") + " attr { key: \"tensor_name\" value { s: \"lonely\" } }" +
+      " attr { key: \"send_device\" value { s: \"/job:localhost/replica:0/task:0/device:CPU:0\" } }" +
+      " attr { key: \"recv_device\" value { s: \"/job:localhost/replica:0/task:0/device:CPU:1\" } }" +
+      " attr { key: \"send_device_incarnation\" value { i: 1 } }";
+  auto s = make_session(parse(int_const("x", 1) + node("send", "_Send", {"x"}, attrs)), modes()[1]);
+  auto r = s->run({}, {"x"}, {"send"});
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.status().message().find("_Send 'send'") != std::string::npos, r.status().message());
+  BOOST_TEST(r.status().message().find("'lonely'") != std::string::npos, r.status().message());
+  // the session goes on
+  BOOST_TEST(must_run(*s, {}, {"x"})[0].scalar_value<int32_t>() == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
