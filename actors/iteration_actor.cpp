@@ -29,11 +29,14 @@ IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr ste
       step_(std::move(step)),
       frame_(std::move(frame)) {}
 
-void IterationActor::trace_received(const char* key, const ValueBatch& batch,
-                                    const std::string& from) {
+// One message_received event per value; a transfer's key is its
+// tensor_name, any other value's the node it comes from.
+void IterationActor::trace_received(const char* key, const std::vector<OutValue>& values,
+                                    const std::string& from, bool transfer) {
   EventSink* sink = step_->context.events;
   if (sink == nullptr) return;
-  for (const OutValue& v : batch.values) {
+  for (const OutValue& v : values) {
+    const NodeItem& item = exec_->item(v.item);
     Event e(EventKind::message_received);
     e.time_ns = sink->now_ns();
     e.step = step_->context.step_id;
@@ -41,7 +44,7 @@ void IterationActor::trace_received(const char* key, const ValueBatch& batch,
     e.tag = state_.tag().to_string();
     e.from = from;
     e.to = "iteration " + e.tag;
-    e.key = std::string(key) + ":" + exec_->item(v.item).node->name;
+    e.key = std::string(key) + ":" + (transfer ? *item.transfer_key : item.node->name);
     e.dead = v.dead;
     e.bytes = static_cast<int64_t>(v.value.byte_size());
     sink->record(std::move(e));
@@ -72,18 +75,18 @@ caf::behavior IterationActor::make_behavior() {
         outstanding_children_ = 0;
         received_ = 1;
         reported_received_ = -1;
-        trace_received("start", batch, "frame");
+        trace_received("start", batch.values, "frame");
         deliver(batch);
         run_and_report();
       },
       [=](deliver_atom, ValueBatch& batch) {
         ++received_;
-        trace_received("deliver", batch, "frame");
+        trace_received("deliver", batch.values, "frame");
         deliver(batch);
         run_and_report();
       },
       [=](exits_atom, FrameId child, ValueBatch& batch) {
-        trace_received("exit", batch, "frame " + exec_->frame(child).name);
+        trace_received("exit", batch.values, "frame " + exec_->frame(child).name);
         deliver(batch);
         run_and_report();
       },
@@ -102,21 +105,8 @@ caf::behavior IterationActor::make_behavior() {
       },
       [=](transfer_atom, TransferBatch& batch) {
         ++received_;  // forwarded, and counted, by the frame
-        if (EventSink* sink = step_->context.events) {
-          for (const OutValue& v : batch.values) {
-            Event e(EventKind::message_received);
-            e.time_ns = sink->now_ns();
-            e.step = step_->context.step_id;
-            e.partition = exec_->partition();
-            e.tag = state_.tag().to_string();
-            e.from = "partition " + std::to_string(batch.from_partition);
-            e.to = "iteration " + e.tag;
-            e.key = "transfer:" + *exec_->item(v.item).transfer_key;
-            e.dead = v.dead;
-            e.bytes = static_cast<int64_t>(v.value.byte_size());
-            sink->record(std::move(e));
-          }
-        }
+        trace_received("transfer", batch.values, "partition " + std::to_string(batch.from_partition),
+                       /*transfer=*/true);
         for (OutValue& v : batch.values) {
           Status s = state_.deliver_transfer(v.item, std::move(v.value), v.dead);
           if (!s.ok()) {

@@ -114,7 +114,8 @@ class IterationActor : public caf::event_based_actor {
   void deliver(const ValueBatch& batch);
   void run_and_report();
   void flush();  // sends what the last run produced
-  void trace_received(const char* key, const ValueBatch& batch, const std::string& from);
+  void trace_received(const char* key, const std::vector<OutValue>& values, const std::string& from,
+                      bool transfer = false);
 
   ExecPtr exec_;
   StepPtr step_;
