@@ -114,7 +114,7 @@ struct StepShared {
   // which of them this one is. One partition: peers holds only itself.
   std::vector<caf::actor> peers;
   int partition_index = 0;
-  std::shared_ptr<TransferRoutes> routes;  // peers' frames; never null
+  std::shared_ptr<TransferRoutes> routes;  // peers' frames; null for one partition
   std::chrono::nanoseconds timeout{0};  // 0: none
   // now + timeout, checked by frames on every iteration report: a busy
   // loop may keep a single worker from ever running the partition's timer.

@@ -46,9 +46,7 @@ void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
   last_finished_ = std::max(last_finished_, id);
   // A failure here ends the step on every other partition too.
   if (!result.ok() && result.status().code() != ops::Error::aborted)
-    for (size_t p = 0; p < step.peers.size(); ++p)
-      if (static_cast<int>(p) != step.partition_index)
-        send(step.peers[p], abort_atom::value, id);
+    send_to_peers(step, abort_atom::value, id);
   if (EventSink* sink = step.context.events) {
     Event e(EventKind::step_done);
     e.time_ns = sink->now_ns();
@@ -78,19 +76,25 @@ void PartitionActor::abort(uint64_t step_id, const Status& s) {
   if (step_id > last_finished_) aborted_.insert(step_id);  // it has not started here yet
 }
 
+// Hands a transfer to the root iteration of the inline step; false (and the
+// step ended with the error) if a value cannot be taken.
+bool PartitionActor::deliver_to_root(TransferBatch& batch) {
+  for (OutValue& v : batch.values) {
+    Status s = root_.deliver_transfer(v.item, std::move(v.value), v.dead);
+    if (!s.ok()) {
+      end_inline(std::move(s));
+      return false;
+    }
+  }
+  return true;
+}
+
 void PartitionActor::on_transfer(TransferBatch& batch) {
   const uint64_t id = batch.step_id;
   const bool inline_target = inline_step_ != nullptr && inline_step_->context.step_id == id;
   if (!inline_target && running_.count(id) == 0 && id <= last_finished_) return;  // an ended step
   if (inline_target) {
-    for (OutValue& v : batch.values) {
-      Status s = root_.deliver_transfer(v.item, std::move(v.value), v.dead);
-      if (!s.ok()) {
-        end_inline(std::move(s));
-        return;
-      }
-    }
-    run_inline();
+    if (deliver_to_root(batch)) run_inline();
     return;
   }
   Route& route = routes_[id];
@@ -155,13 +159,7 @@ void PartitionActor::start_inline(StepPtr step) {
     std::vector<TransferBatch> early = std::move(route->second.held[kRootFrameInstance]);
     routes_.erase(route);
     for (TransferBatch& b : early)
-      for (OutValue& v : b.values) {
-        Status s = root_.deliver_transfer(v.item, std::move(v.value), v.dead);
-        if (!s.ok()) {
-          end_inline(std::move(s));
-          return;
-        }
-      }
+      if (!deliver_to_root(b)) return;
   }
   run_inline();
 }
@@ -260,9 +258,7 @@ caf::behavior PartitionActor::make_behavior() {
         }
         // Peers may send to the frame directly from now on.
         const StepShared& step = *running_.find(step_id)->second.step;
-        for (size_t p = 0; p < step.peers.size(); ++p)
-          if (static_cast<int>(p) != step.partition_index)
-            send(step.peers[p], route_atom::value, step_id, instance, step.partition_index, frame);
+        send_to_peers(step, route_atom::value, step_id, instance, step.partition_index, frame);
         route.frames[instance] = std::move(frame);
       },
       [=](frame_down_atom, uint64_t step_id, FrameInstanceId instance) {
@@ -271,9 +267,7 @@ caf::behavior PartitionActor::make_behavior() {
         auto running = running_.find(step_id);
         if (running == running_.end()) return;
         const StepShared& step = *running->second.step;
-        for (size_t p = 0; p < step.peers.size(); ++p)
-          if (static_cast<int>(p) != step.partition_index)
-            send(step.peers[p], unroute_atom::value, step_id, instance, step.partition_index);
+        send_to_peers(step, unroute_atom::value, step_id, instance, step.partition_index);
       },
       [=](route_atom, uint64_t step_id, FrameInstanceId instance, int from, caf::actor& frame) {
         auto running = running_.find(step_id);

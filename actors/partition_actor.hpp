@@ -40,6 +40,13 @@ class PartitionActor : public caf::event_based_actor {
     std::unordered_map<FrameInstanceId, std::vector<TransferBatch>> held;
   };
   void on_transfer(TransferBatch& batch);
+  bool deliver_to_root(TransferBatch& batch);
+  // Sends to every partition of `step` but this one.
+  template <class... Ts>
+  void send_to_peers(const StepShared& step, Ts&&... xs) {
+    for (size_t p = 0; p < step.peers.size(); ++p)
+      if (static_cast<int>(p) != step.partition_index) send(step.peers[p], xs...);
+  }
   void abort(uint64_t step_id, const Status& s);
   void start(StepPtr step);
   void start_inline(StepPtr step);

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "actors/session.hpp"
-#include "actors/test_graphs.hpp"
+#include "actors/executor_graphs.hpp"
 #include "bench/bench_util.hpp"
 #include "graph/validate.hpp"
 #include "ops/op_def.hpp"
@@ -51,13 +51,6 @@ std::vector<Tensor> run_or_die(actors::Session& s, const actors::Feeds& feeds,
     std::exit(1);
   }
   return std::move(r).value();
-}
-
-std::string float_const(const std::string& name, float v, const std::vector<std::string>& control = {}) {
-  return node(name, "Const", control,
-              type_attr("dtype", "DT_FLOAT") +
-                  " attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: " +
-                  std::to_string(v) + " } } }");
 }
 
 std::string fill(const std::string& name, int rows, int cols, float v,

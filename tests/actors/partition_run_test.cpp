@@ -97,6 +97,14 @@ std::vector<std::string> run_case(const Case& c, actors::SessionOptions o, size_
   return out;
 }
 
+// Nodes spread over `devices` CPUs, one after the other.
+actors::SessionOptions round_robin(int devices) {
+  actors::SessionOptions o;
+  o.num_devices = devices;
+  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  return o;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(partitioned)
@@ -131,9 +139,7 @@ BOOST_AUTO_TEST_CASE(every_graph_gives_the_same_results_under_random_placements)
 }
 
 BOOST_AUTO_TEST_CASE(round_robin_spreads_a_loop_over_every_device) {
-  actors::SessionOptions o;
-  o.num_devices = 3;
-  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  const actors::SessionOptions o = round_robin(3);
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
       auto s = make_session(parse(nested_loops()), m, o);
@@ -147,9 +153,7 @@ BOOST_AUTO_TEST_CASE(round_robin_spreads_a_loop_over_every_device) {
 BOOST_AUTO_TEST_CASE(a_long_loop_split_across_devices_runs_many_iterations) {
   std::string g = int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
                   counting_loop("w", "start", "n", 1);
-  actors::SessionOptions o;
-  o.num_devices = 2;
-  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  const actors::SessionOptions o = round_robin(2);
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
       auto s = make_session(parse(g), m, o);
@@ -167,9 +171,7 @@ BOOST_AUTO_TEST_CASE(an_error_on_one_partition_ends_the_step_everywhere) {
                      binary("w/q", "FloorDiv", "w/ten", "w/d") + binary("w/qq", "Sub", "w/q", "w/q") +
                      binary("w/next", "Add", "w/Add", "w/qq");
   std::string g = int_const("start", 0) + int_const("n", 10) + counting_loop("w", "start", "n", 1, 10, body, "w/next");
-  actors::SessionOptions o;
-  o.num_devices = 3;
-  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  const actors::SessionOptions o = round_robin(3);
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
       auto s = make_session(parse(g), m, o);
