@@ -188,12 +188,21 @@ struct Session::Impl {
     for (auto& f : feeds) feed_names.push_back(f.first);
     TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets));
     TF_RETURN_IF_ERROR(graph::place(&sg.graph, devices, options.placement));
-    TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices));
     Prepared p;
     std::vector<graph::Graph> graphs;
-    for (graph::Partition& part : parts) {
-      p.partition_names.push_back(partition_label(part.device));
-      graphs.push_back(std::move(part.graph));
+    // All on one device (the common case): the step graph is the partition.
+    const std::string& first = sg.graph.num_nodes() > 0 ? sg.graph.node(0).device : devices[0];
+    const bool one_device = std::all_of(sg.graph.nodes().begin(), sg.graph.nodes().end(),
+                                        [&](const graph::Node& n) { return n.device == first; });
+    if (one_device) {
+      p.partition_names.push_back(partition_label(first));
+      graphs.push_back(std::move(sg.graph));
+    } else {
+      TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices));
+      for (graph::Partition& part : parts) {
+        p.partition_names.push_back(partition_label(part.device));
+        graphs.push_back(std::move(part.graph));
+      }
     }
     TF_ASSIGN_OR_RETURN(p.execs, Executable::build_partitions(std::move(graphs), p.partition_names));
     p.feed_types = std::move(sg.feed_types);
@@ -296,7 +305,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     step->context.use_workers = !p->workers.empty();
     step->peers = p->partitions;
     step->partition_index = static_cast<int>(i);
-    step->routes = std::make_shared<TransferRoutes>();
+    if (p->partitions.size() > 1) step->routes = std::make_shared<TransferRoutes>();
     step->feeds = fed;
     step->context.feeds = &step->feeds;
     caf::anon_send(p->partitions[i], run_step_atom::value, StepPtr(std::move(step)));
