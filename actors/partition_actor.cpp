@@ -27,7 +27,10 @@ Status from_caf_error(const caf::error& e) {
 
 PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
                                std::vector<std::string> fetch_names)
-    : caf::event_based_actor(cfg), exec_(std::move(exec)), fetch_names_(std::move(fetch_names)) {}
+    : caf::event_based_actor(cfg), exec_(std::move(exec)), fetch_names_(std::move(fetch_names)) {
+  for (const NodeItem& item : exec_->items())
+    if (item.kind == NodeKind::retval) retval_indices_.push_back(item.index);
+}
 
 void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
   const uint64_t id = step.context.step_id;
@@ -118,12 +121,12 @@ StepWaiter::Result PartitionActor::collect(const StepShared& step,
                                 name, exec_->partition()));
     out[static_cast<size_t>(item.index)] = std::move(v.value);
   }
-  for (const NodeItem& item : exec_->items())
-    if (item.kind == NodeKind::retval && !out[static_cast<size_t>(item.index)].valid())
+  for (int index : retval_indices_)
+    if (!out[static_cast<size_t>(index)].valid())
       return Status(ops::Error::internal,
                     fmt::format("step {} ended on partition {} without a value for fetch '{}'",
                                 step.context.step_id, exec_->partition(),
-                                fetch_names_[static_cast<size_t>(item.index)]));
+                                fetch_names_[static_cast<size_t>(index)]));
   return out;
 }
 

@@ -58,6 +58,7 @@ class PartitionActor : public caf::event_based_actor {
 
   ExecPtr exec_;
   std::vector<std::string> fetch_names_;
+  std::vector<int> retval_indices_;  // the fetches this partition holds
   std::map<uint64_t, Running> running_;  // by step id
   std::map<uint64_t, Route> routes_;     // by step id
   uint64_t last_finished_ = 0;           // transfers of older steps are dropped
