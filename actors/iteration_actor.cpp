@@ -86,7 +86,8 @@ caf::behavior IterationActor::make_behavior() {
         run_and_report();
       },
       [=](exits_atom, FrameId child, ValueBatch& batch) {
-        trace_received("exit", batch.values, "frame " + exec_->frame(child).name);
+        if (step_->context.events != nullptr)
+          trace_received("exit", batch.values, "frame " + exec_->frame(child).name);
         deliver(batch);
         run_and_report();
       },
@@ -105,8 +106,9 @@ caf::behavior IterationActor::make_behavior() {
       },
       [=](transfer_atom, TransferBatch& batch) {
         ++received_;  // forwarded, and counted, by the frame
-        trace_received("transfer", batch.values, "partition " + std::to_string(batch.from_partition),
-                       /*transfer=*/true);
+        if (step_->context.events != nullptr)
+          trace_received("transfer", batch.values, "partition " + std::to_string(batch.from_partition),
+                         /*transfer=*/true);
         for (OutValue& v : batch.values) {
           Status s = state_.deliver_transfer(v.item, std::move(v.value), v.dead);
           if (!s.ok()) {
