@@ -137,6 +137,38 @@ bool Graph::has_function(std::string_view name) const {
 
 namespace {
 
+template <class T>
+size_t vector_bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+size_t node_heap_bytes(const Node& n) {
+  using ops::heap_bytes;
+  size_t b = heap_bytes(n.name) + heap_bytes(n.op) + heap_bytes(n.device) + heap_bytes(n.attrs) +
+             vector_bytes(n.inputs) + vector_bytes(n.control_inputs) +
+             vector_bytes(n.input_types) + vector_bytes(n.output_types) +
+             vector_bytes(n.original_node_names) + vector_bytes(n.original_func_names);
+  for (const std::string& s : n.original_node_names) b += heap_bytes(s);
+  for (const std::string& s : n.original_func_names) b += heap_bytes(s);
+  return b;
+}
+
+}  // namespace
+
+size_t Graph::memory_bytes() const {
+  size_t b = sizeof(Graph) + vector_bytes(nodes_);
+  for (const Node& n : nodes_) b += node_heap_bytes(n);
+  // unordered_map: a bucket array and one list node (link, key, id, hash) per name.
+  b += by_name_.bucket_count() * sizeof(void*);
+  for (const auto& [name, id] : by_name_)
+    b += sizeof(void*) + sizeof(std::string) + sizeof(NodeId) + sizeof(size_t) + ops::heap_bytes(name);
+  b += vector_bytes(out_edges_);
+  for (const auto& edges : out_edges_) b += vector_bytes(edges);
+  return b;
+}
+
+namespace {
+
 // Map fields (FunctionDef.attr, ret, arg_attr) serialize in hash order
 // unless asked for key order; equal libraries must give equal bytes.
 std::string deterministic_bytes(const google::protobuf::Message& m) {

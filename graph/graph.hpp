@@ -135,6 +135,12 @@ class Graph {
   tensorflow::FunctionDefLibrary& mutable_library();
   bool has_function(std::string_view name) const;
 
+  // Bytes the graph holds in memory: its nodes with everything they own,
+  // the name index and the consumer lists; not the function library. An
+  // account from sizes and capacities (allocator overhead not included),
+  // for tests and benchmarks that bound the bytes per node.
+  size_t memory_bytes() const;
+
   // Same nodes (names, ops, devices, inputs, attrs), versions and library.
   bool equals(const Graph& other, std::string* difference = nullptr) const;
 

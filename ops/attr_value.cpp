@@ -82,4 +82,49 @@ std::string AttrValue::to_string() const {
   return std::visit(Visitor{}, value);
 }
 
+size_t heap_bytes(const std::string& s) {
+  // libstdc++ keeps up to 15 characters inside the string object.
+  return s.capacity() > 15 ? s.capacity() + 1 : 0;
+}
+
+namespace {
+
+template <class T>
+size_t vector_bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+size_t list_heap_bytes(const AttrList& l) {
+  size_t n = vector_bytes(l.s) + vector_bytes(l.i) + vector_bytes(l.f) + (l.b.capacity() + 7) / 8 +
+             vector_bytes(l.type) + vector_bytes(l.shape) + vector_bytes(l.tensor) +
+             vector_bytes(l.func);
+  for (const std::string& s : l.s) n += heap_bytes(s);
+  for (const PartialShape& s : l.shape) n += vector_bytes(s.dims);
+  for (const Tensor& t : l.tensor) n += t.heap_bytes();
+  for (const NameAttrList& f : l.func) n += heap_bytes(f.name) + heap_bytes(f.attr);
+  return n;
+}
+
+struct HeapBytes {
+  size_t operator()(const AttrList& l) const { return list_heap_bytes(l); }
+  size_t operator()(const std::string& s) const { return heap_bytes(s); }
+  size_t operator()(const PartialShape& s) const { return vector_bytes(s.dims); }
+  size_t operator()(const Tensor& t) const { return t.heap_bytes(); }
+  size_t operator()(const NameAttrList& f) const { return heap_bytes(f.name) + heap_bytes(f.attr); }
+  size_t operator()(const AttrPlaceholder& p) const { return heap_bytes(p.name); }
+  template <class Scalar>
+  size_t operator()(const Scalar&) const { return 0; }
+};
+
+}  // namespace
+
+size_t AttrValue::heap_bytes() const { return std::visit(HeapBytes{}, value); }
+
+size_t heap_bytes(const AttrMap& attrs) {
+  // A std::map entry is a tree node: four words of links and colour.
+  size_t n = attrs.size() * (sizeof(AttrMap::value_type) + 4 * sizeof(void*));
+  for (const auto& [key, value] : attrs) n += heap_bytes(key) + value.heap_bytes();
+  return n;
+}
+
 }  // namespace tagflow::ops

@@ -69,6 +69,13 @@ struct AttrValue {
   std::string type_name() const;
   // Short human-readable form for messages and `tagflow inspect`.
   std::string to_string() const;
+  // Heap bytes this value owns beyond sizeof(AttrValue); memory accounting.
+  size_t heap_bytes() const;
 };
+
+// Heap bytes of an attr map: its entries and what they own.
+size_t heap_bytes(const AttrMap& attrs);
+// Heap bytes of a string's characters (0 while they fit inside it).
+size_t heap_bytes(const std::string& s);
 
 }  // namespace tagflow::ops

@@ -60,6 +60,16 @@ Tensor Tensor::uninitialized(DType dtype, const Shape& shape) {
 
 size_t Tensor::byte_size() const { return buffer_ && !buffer_->is_object() ? buffer_->bytes() : 0; }
 
+size_t Tensor::heap_bytes() const {
+  if (!buffer_) return 0;
+  // make_shared: one block for the control block and the buffer object.
+  size_t n = sizeof(TensorBuffer) + 2 * sizeof(void*);
+  if (!buffer_->is_object()) return n + (buffer_->bytes() > TensorBuffer::kInlineBytes ? buffer_->bytes() : 0);
+  const auto* s = static_cast<const std::string*>(buffer_->data());
+  for (int64_t i = 0; i < num_elements(); ++i) n += sizeof(std::string) + (s[i].capacity() > 15 ? s[i].capacity() + 1 : 0);
+  return n;
+}
+
 const void* Tensor::raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
 void* Tensor::raw_mutable_data() { return buffer_ ? buffer_->data() : nullptr; }
 

@@ -64,6 +64,9 @@ class Tensor {
   int64_t dim(int i) const { return shape_.dim(i); }
   int64_t num_elements() const { return shape_.num_elements(); }
   size_t byte_size() const;  // of the element storage (0 for object dtypes)
+  // Heap bytes of the buffer (its object, its storage and any strings),
+  // counted in full even when other tensors share it; for memory accounting.
+  size_t heap_bytes() const;
 
   // Typed element access. T must match dtype() (asserted).
   template <class T>
