@@ -143,10 +143,10 @@ void graph_to_proto(const Graph& g, tensorflow::GraphDef* out) {
     def->set_device(n.device);
     auto& attrs = *def->mutable_attr();
     for (const auto& [key, value] : n.attrs) attr_to_proto(value, &attrs[key]);
-    if (!n.original_node_names.empty() || !n.original_func_names.empty()) {
+    if (n.debug_info) {
       auto* debug = def->mutable_experimental_debug_info();
-      for (const auto& s : n.original_node_names) debug->add_original_node_names(s);
-      for (const auto& s : n.original_func_names) debug->add_original_func_names(s);
+      for (const auto& s : n.debug_info->original_node_names) debug->add_original_node_names(s);
+      for (const auto& s : n.debug_info->original_func_names) debug->add_original_func_names(s);
     }
   }
   const tensorflow::FunctionDefLibrary& library = g.library();

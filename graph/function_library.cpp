@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "graph/import.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/tensor_proto.hpp"
 
@@ -277,9 +278,7 @@ Expected<Node> body_node(const tensorflow::NodeDef& def, const ops::AttrMap& cal
     TF_RETURN_IF_ERROR(substitute_placeholders(*v, call_attrs, at + "attr " + quoted(key) + ": "));
     n.attrs.emplace(key, std::move(v).value());
   }
-  const auto& debug = def.experimental_debug_info();
-  n.original_node_names.assign(debug.original_node_names().begin(), debug.original_node_names().end());
-  n.original_func_names.assign(debug.original_func_names().begin(), debug.original_func_names().end());
+  n.debug_info = debug_info_from_proto(def);
   return n;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <functional>
 #include <unordered_map>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -53,8 +54,10 @@ Graph::~Graph() = default;
 Graph::Graph(Graph&&) noexcept = default;
 Graph& Graph::operator=(Graph&&) noexcept = default;
 
+// The chunks are shared, not copied: see the header.
 Graph::Graph(const Graph& o)
-    : nodes_(o.nodes_),
+    : chunks_(o.chunks_),
+      num_nodes_(o.num_nodes_),
       by_name_(o.by_name_),
       versions_(o.versions_),
       library_(std::make_unique<tensorflow::FunctionDefLibrary>(*o.library_)) {}
@@ -66,7 +69,7 @@ Graph& Graph::operator=(const Graph& o) {
 
 Expected<NodeId> Graph::add_node(Node node) {
   if (node.name.empty()) return Status(Error::invalid_graph, "a node has an empty name");
-  if (by_name_.count(node.name) != 0)
+  if (find(node.name) != kNoNode)
     return Status(Error::invalid_graph, "node '" + node.name + "' is defined twice");
   auto check = [&](NodeId id) { return id >= 0 && id < num_nodes(); };
   for (const Endpoint& e : node.inputs)
@@ -76,40 +79,80 @@ Expected<NodeId> Graph::add_node(Node node) {
     if (!check(c))
       return Status(Error::invalid_graph,
                     "node '" + node.name + "' has a control input from a missing node");
-  NodeId id = num_nodes();
-  by_name_.emplace(node.name, id);
-  nodes_.push_back(std::move(node));
+  const NodeId id = num_nodes_;
+  if (static_cast<size_t>(id) == chunks_.size() * kChunkSize) {
+    chunks_.push_back(std::make_shared<Chunk>());
+  } else if (chunks_.back().use_count() > 1) {
+    chunks_.back() = std::make_shared<Chunk>(*chunks_.back());
+  }
+  chunks_.back()->nodes.push_back(std::move(node));
+  ++num_nodes_;
+  index(id);
   invalidate();
   return id;
 }
 
 Node& Graph::mutable_node(NodeId id) {
   invalidate();
-  return nodes_[static_cast<size_t>(id)];
+  std::shared_ptr<Chunk>& chunk = chunks_[static_cast<size_t>(id) >> kChunkBits];
+  // The graph is not shared across threads while it changes, so a count of
+  // one means that no other graph holds the chunk.
+  if (chunk.use_count() > 1) chunk = std::make_shared<Chunk>(*chunk);
+  return chunk->nodes[static_cast<size_t>(id) & kChunkMask];
+}
+
+size_t Graph::slot_of(std::string_view name) const {
+  const size_t mask = by_name_.size() - 1;
+  size_t i = std::hash<std::string_view>{}(name) & mask;
+  while (by_name_[i] != kNoNode && node(by_name_[i]).name != name) i = (i + 1) & mask;
+  return i;
 }
 
 NodeId Graph::find(std::string_view name) const {
-  auto it = by_name_.find(std::string(name));
-  return it == by_name_.end() ? kNoNode : it->second;
+  return by_name_.empty() ? kNoNode : by_name_[slot_of(name)];
+}
+
+void Graph::reserve(int n) {
+  chunks_.reserve((static_cast<size_t>(n) + kChunkSize - 1) / kChunkSize);
+  size_t slots = 16;
+  while (slots < 2 * static_cast<size_t>(n)) slots *= 2;
+  if (slots <= by_name_.size()) return;
+  by_name_.assign(slots, kNoNode);
+  for (NodeId id = 0; id < num_nodes_; ++id) by_name_[slot_of(node(id).name)] = id;
+}
+
+void Graph::index(NodeId id) {
+  if (2 * static_cast<size_t>(num_nodes_) > by_name_.size()) reserve(2 * num_nodes_);
+  by_name_[slot_of(node(id).name)] = id;
 }
 
 void Graph::build_out_edges() const {
-  out_edges_.assign(nodes_.size(), {});
-  for (NodeId dst = 0; dst < num_nodes(); ++dst) {
-    const Node& n = nodes_[static_cast<size_t>(dst)];
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const Endpoint& e = n.inputs[i];
-      out_edges_[static_cast<size_t>(e.node)].push_back({e.port, dst, static_cast<int>(i)});
+  const size_t n = static_cast<size_t>(num_nodes_);
+  out_start_.assign(n + 1, 0);
+  for (const Node& dst : nodes()) {
+    for (const Endpoint& e : dst.inputs) ++out_start_[static_cast<size_t>(e.node) + 1];
+    for (NodeId c : dst.control_inputs) ++out_start_[static_cast<size_t>(c) + 1];
+  }
+  for (size_t i = 0; i < n; ++i) out_start_[i + 1] += out_start_[i];
+  out_edges_.resize(static_cast<size_t>(out_start_[n]));
+  out_edges_.shrink_to_fit();
+  std::vector<int32_t> next(out_start_.begin(), out_start_.end() - 1);
+  for (NodeId dst = 0; dst < num_nodes_; ++dst) {
+    const Node& d = node(dst);
+    for (size_t i = 0; i < d.inputs.size(); ++i) {
+      const Endpoint& e = d.inputs[i];
+      out_edges_[static_cast<size_t>(next[static_cast<size_t>(e.node)]++)] = {e.port, dst, static_cast<int>(i)};
     }
-    for (NodeId c : n.control_inputs)
-      out_edges_[static_cast<size_t>(c)].push_back({kControlPort, dst, kControlPort});
+    for (NodeId c : d.control_inputs)
+      out_edges_[static_cast<size_t>(next[static_cast<size_t>(c)]++)] = {kControlPort, dst, kControlPort};
   }
   out_edges_valid_ = true;
 }
 
-const std::vector<OutEdge>& Graph::out_edges(NodeId id) const {
+OutEdges Graph::out_edges(NodeId id) const {
   if (!out_edges_valid_) build_out_edges();
-  return out_edges_[static_cast<size_t>(id)];
+  const OutEdge* base = out_edges_.data();
+  return OutEdges(base + out_start_[static_cast<size_t>(id)], base + out_start_[static_cast<size_t>(id) + 1]);
 }
 
 int Graph::num_outputs(NodeId id) const {
@@ -146,26 +189,37 @@ size_t node_heap_bytes(const Node& n) {
   using ops::heap_bytes;
   size_t b = heap_bytes(n.name) + heap_bytes(n.op) + heap_bytes(n.device) + heap_bytes(n.attrs) +
              vector_bytes(n.inputs) + vector_bytes(n.control_inputs) +
-             vector_bytes(n.input_types) + vector_bytes(n.output_types) +
-             vector_bytes(n.original_node_names) + vector_bytes(n.original_func_names);
-  for (const std::string& s : n.original_node_names) b += heap_bytes(s);
-  for (const std::string& s : n.original_func_names) b += heap_bytes(s);
+             vector_bytes(n.input_types) + vector_bytes(n.output_types);
+  if (n.debug_info) {
+    // make_shared: the control block and the info in one block.
+    b += 2 * sizeof(void*) + sizeof(NodeDebugInfo) + vector_bytes(n.debug_info->original_node_names) +
+         vector_bytes(n.debug_info->original_func_names);
+    for (const std::string& s : n.debug_info->original_node_names) b += heap_bytes(s);
+    for (const std::string& s : n.debug_info->original_func_names) b += heap_bytes(s);
+  }
   return b;
 }
 
 }  // namespace
 
 size_t Graph::memory_bytes() const {
-  size_t b = sizeof(Graph) + vector_bytes(nodes_);
-  for (const Node& n : nodes_) b += node_heap_bytes(n);
-  // unordered_map: a bucket array and one list node (link, key, id, hash) per name.
-  b += by_name_.bucket_count() * sizeof(void*);
-  for (const auto& [name, id] : by_name_)
-    b += sizeof(void*) + sizeof(std::string) + sizeof(NodeId) + sizeof(size_t) + ops::heap_bytes(name);
-  b += vector_bytes(out_edges_);
-  for (const auto& edges : out_edges_) b += vector_bytes(edges);
+  size_t b = sizeof(Graph) + vector_bytes(chunks_) + vector_bytes(by_name_) +
+             vector_bytes(out_start_) + vector_bytes(out_edges_);
+  return b + shared_memory_bytes() + unshared_chunk_bytes();
+}
+
+size_t Graph::chunk_bytes(bool shared) const {
+  size_t b = 0;
+  for (const auto& chunk : chunks_) {
+    if ((chunk.use_count() > 1) != shared) continue;
+    b += 2 * sizeof(void*) + sizeof(Chunk) + vector_bytes(chunk->nodes);
+    for (const Node& n : chunk->nodes) b += node_heap_bytes(n);
+  }
   return b;
 }
+
+size_t Graph::shared_memory_bytes() const { return chunk_bytes(true); }
+size_t Graph::unshared_chunk_bytes() const { return chunk_bytes(false); }
 
 namespace {
 
@@ -191,7 +245,7 @@ bool Graph::equals(const Graph& other, std::string* difference) const {
   if (num_nodes() != other.num_nodes())
     return differ("node count " + std::to_string(num_nodes()) + " vs " +
                   std::to_string(other.num_nodes()));
-  for (const Node& a : nodes_) {
+  for (const Node& a : nodes()) {
     NodeId bid = other.find(a.name);
     if (bid == kNoNode) return differ("node '" + a.name + "' is missing");
     const Node& b = other.node(bid);
@@ -206,8 +260,8 @@ bool Graph::equals(const Graph& other, std::string* difference) const {
     for (size_t i = 0; i < a.control_inputs.size(); ++i)
       if (node(a.control_inputs[i]).name != other.node(b.control_inputs[i]).name)
         return differ("node '" + a.name + "' control input " + std::to_string(i) + " differs");
-    if (a.original_node_names != b.original_node_names ||
-        a.original_func_names != b.original_func_names)
+    static const NodeDebugInfo kNone;
+    if (!(a.debug_info ? *a.debug_info : kNone).operator==(b.debug_info ? *b.debug_info : kNone))
       return differ("node '" + a.name + "' debug info differs");
   }
   if (!(versions_ == other.versions_)) return differ("versions differ");

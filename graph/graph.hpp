@@ -6,13 +6,24 @@
 // plain ops::AttrValue. A Graph is built by import (graph/import.hpp) or by
 // code, checked by validate() (graph/validate.hpp), and is immutable while
 // anything executes it: sharing a const Graph across threads is safe.
+//
+// Memory (docs/performance.md, "Large graphs"): nodes live in chunks of
+// 1024 that copies of a graph share until one of them changes a node of
+// the chunk (copy on write), so a copy that changes little — the step graph
+// of a signature that prunes nothing — costs a pointer per chunk, not a
+// node. A node never moves while its graph only grows (add_node), but
+// mutable_node may copy the node's chunk if another graph shares it: a
+// reference taken before then still reads the unchanged node of the other
+// graph. The name index is an open-addressing table of NodeIds (names are
+// not copied) and the consumers are one array for the whole graph.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "ops/attr_value.hpp"
@@ -53,6 +64,16 @@ struct OutEdge {
   int dst_input;
 };
 
+// NodeDef.experimental_debug_info: rare, so out of line and shared by copies.
+struct NodeDebugInfo {
+  std::vector<std::string> original_node_names;
+  std::vector<std::string> original_func_names;
+  bool operator==(const NodeDebugInfo& o) const {
+    return original_node_names == o.original_node_names &&
+           original_func_names == o.original_func_names;
+  }
+};
+
 struct Node {
   std::string name;
   std::string op;
@@ -60,8 +81,7 @@ struct Node {
   ops::AttrMap attrs;  // after validate(): defaults of the op added
   std::vector<Endpoint> inputs;         // data inputs, in order
   std::vector<NodeId> control_inputs;   // "^name" inputs, in order
-  std::vector<std::string> original_node_names;  // experimental_debug_info
-  std::vector<std::string> original_func_names;
+  std::shared_ptr<const NodeDebugInfo> debug_info;  // nullptr when it has none
 
   // Resolved by validate(); def is nullptr for an op tagflow does not know
   // (and for function calls, see Graph::library()).
@@ -71,7 +91,7 @@ struct Node {
 
   // A typed attr or nullptr: node.attr<int64_t>("N").
   template <class T>
-  const T* attr(const std::string& key) const {
+  const T* attr(std::string_view key) const {
     auto it = attrs.find(key);
     return it == attrs.end() ? nullptr : it->second.template get_if<T>();
   }
@@ -93,6 +113,67 @@ struct Versions {
 // validated).
 ops::OpRole node_role(const Node& n);
 
+// The consumers of one node: a view into the graph's consumer array, valid
+// until the graph changes.
+class OutEdges {
+ public:
+  OutEdges(const OutEdge* begin, const OutEdge* end) : begin_(begin), end_(end) {}
+  const OutEdge* begin() const { return begin_; }
+  const OutEdge* end() const { return end_; }
+  size_t size() const { return static_cast<size_t>(end_ - begin_); }
+  bool empty() const { return begin_ == end_; }
+  const OutEdge& operator[](size_t i) const { return begin_[i]; }
+  operator std::vector<OutEdge>() const { return {begin_, end_}; }  // a copy to keep
+
+ private:
+  const OutEdge* begin_;
+  const OutEdge* end_;
+};
+
+class Graph;
+
+// Every node of a graph in NodeId order (Graph::nodes()).
+class NodeRange {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Node;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Node*;
+    using reference = const Node&;
+    iterator(const Graph* g, NodeId id) : g_(g), id_(id) {}
+    reference operator*() const;
+    pointer operator->() const { return &**this; }
+    iterator& operator++() {
+      ++id_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++id_;
+      return old;
+    }
+    bool operator==(const iterator& o) const { return id_ == o.id_; }
+    bool operator!=(const iterator& o) const { return id_ != o.id_; }
+
+   private:
+    const Graph* g_;
+    NodeId id_;
+  };
+  explicit NodeRange(const Graph* g) : g_(g) {}
+  iterator begin() const { return {g_, 0}; }
+  iterator end() const;
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  const Node& operator[](size_t i) const;
+  const Node& front() const { return (*this)[0]; }
+  const Node& back() const { return (*this)[size() - 1]; }
+
+ private:
+  const Graph* g_;
+};
+
 class Graph {
  public:
   Graph();
@@ -108,17 +189,22 @@ class Graph {
   // before defining it (back edges).
   Expected<NodeId> add_node(Node node);
 
-  int num_nodes() const { return static_cast<int>(nodes_.size()); }
-  const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  int num_nodes() const { return num_nodes_; }
+  const Node& node(NodeId id) const {
+    return chunks_[static_cast<size_t>(id) >> kChunkBits]->nodes[static_cast<size_t>(id) & kChunkMask];
+  }
+  // The node to change; copies its chunk first if another graph shares it.
   Node& mutable_node(NodeId id);
-  const std::vector<Node>& nodes() const { return nodes_; }
+  NodeRange nodes() const { return NodeRange(this); }
   // kNoNode if there is no node of that name.
   NodeId find(std::string_view name) const;
+  // Room for `n` nodes in the name index (import knows the count).
+  void reserve(int n);
 
   // Consumers of each node, in the order of the consumers' ids. Rebuilt on
   // the first call after a change, so call it once (validate() does) before
   // a graph is shared across threads.
-  const std::vector<OutEdge>& out_edges(NodeId id) const;
+  OutEdges out_edges(NodeId id) const;
   // The number of data outputs a node has, from its op (or, for an op
   // without def, 1 + the highest port any consumer uses).
   int num_outputs(NodeId id) const;
@@ -140,20 +226,45 @@ class Graph {
   // account from sizes and capacities (allocator overhead not included),
   // for tests and benchmarks that bound the bytes per node.
   size_t memory_bytes() const;
+  // The part of memory_bytes() in node chunks that another graph shares.
+  size_t shared_memory_bytes() const;
 
   // Same nodes (names, ops, devices, inputs, attrs), versions and library.
   bool equals(const Graph& other, std::string* difference = nullptr) const;
 
  private:
+  static constexpr size_t kChunkBits = 10;
+  static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
+  static constexpr size_t kChunkMask = kChunkSize - 1;
+  struct Chunk {
+    std::vector<Node> nodes;  // capacity kChunkSize: nodes never move
+  };
+
   void invalidate() { out_edges_valid_ = false; }
   void build_out_edges() const;
+  size_t chunk_bytes(bool shared) const;
+  size_t unshared_chunk_bytes() const;
+  size_t slot_of(std::string_view name) const;  // its slot, or the empty one it would take
+  void index(NodeId id);
 
-  std::vector<Node> nodes_;
-  std::unordered_map<std::string, NodeId> by_name_;
+  std::vector<std::shared_ptr<Chunk>> chunks_;
+  int num_nodes_ = 0;
+  // Open addressing, linear probing; kNoNode marks a free slot. At most
+  // half full; its size is a power of two.
+  std::vector<NodeId> by_name_;
   Versions versions_;
   std::unique_ptr<tensorflow::FunctionDefLibrary> library_;
-  mutable std::vector<std::vector<OutEdge>> out_edges_;
+  // Consumers of node i: out_edges_[out_start_[i] .. out_start_[i + 1]).
+  mutable std::vector<int32_t> out_start_;
+  mutable std::vector<OutEdge> out_edges_;
   mutable bool out_edges_valid_ = false;
+
+  friend class NodeRange;
 };
+
+inline const Node& NodeRange::iterator::operator*() const { return g_->node(id_); }
+inline NodeRange::iterator NodeRange::end() const { return {g_, g_->num_nodes()}; }
+inline size_t NodeRange::size() const { return static_cast<size_t>(g_->num_nodes()); }
+inline const Node& NodeRange::operator[](size_t i) const { return g_->node(static_cast<NodeId>(i)); }
 
 }  // namespace tagflow::graph

@@ -231,15 +231,21 @@ Expected<Node> node_from_proto(const tensorflow::NodeDef& def, int index) {
       return v.status().with_prefix("node " + quoted(n.name) + " attr " + quoted(key) + ": ");
     n.attrs.emplace(key, std::move(v).value());
   }
-  const auto& debug = def.experimental_debug_info();
-  n.original_node_names.assign(debug.original_node_names().begin(),
-                               debug.original_node_names().end());
-  n.original_func_names.assign(debug.original_func_names().begin(),
-                               debug.original_func_names().end());
+  n.debug_info = debug_info_from_proto(def);
   return n;
 }
 
 }  // namespace
+
+std::shared_ptr<const NodeDebugInfo> debug_info_from_proto(const tensorflow::NodeDef& def) {
+  if (!def.has_experimental_debug_info()) return nullptr;
+  const auto& debug = def.experimental_debug_info();
+  if (debug.original_node_names().empty() && debug.original_func_names().empty()) return nullptr;
+  auto info = std::make_shared<NodeDebugInfo>();
+  info->original_node_names.assign(debug.original_node_names().begin(), debug.original_node_names().end());
+  info->original_func_names.assign(debug.original_func_names().begin(), debug.original_func_names().end());
+  return info;
+}
 
 Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source) {
   const std::string prefix = source + ": ";

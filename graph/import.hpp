@@ -12,6 +12,7 @@
 // Stateless; thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,7 @@
 
 namespace tensorflow {
 class GraphDef;
+class NodeDef;
 }
 
 namespace tagflow::graph {
@@ -34,5 +36,7 @@ Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& s
 // Detects text or binary from the bytes.
 Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source);
 Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source = "<proto>");
+// A NodeDef's experimental_debug_info; nullptr when it has none.
+std::shared_ptr<const NodeDebugInfo> debug_info_from_proto(const tensorflow::NodeDef& def);
 
 }  // namespace tagflow::graph

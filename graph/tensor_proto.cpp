@@ -347,7 +347,7 @@ void attr_to_proto(const ops::AttrValue& v, tensorflow::AttrValue* p) {
     void operator()(const ops::NameAttrList& f) const { func_to_proto(f, p->mutable_func()); }
     void operator()(const ops::AttrPlaceholder& ph) const { p->set_placeholder(ph.name); }
   };
-  std::visit(Visitor{p}, v.value);
+  v.visit(Visitor{p});
 }
 
 }  // namespace tagflow::graph

@@ -1,8 +1,58 @@
 #include "ops/attr_value.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 
 namespace tagflow::ops {
+
+AttrMap::AttrMap(std::initializer_list<value_type> entries) {
+  entries_.reserve(entries.size());
+  for (const value_type& e : entries) emplace(e.first, e.second);
+}
+
+AttrMap::iterator AttrMap::lower_bound(std::string_view key) {
+  return std::lower_bound(entries_.begin(), entries_.end(), key,
+                          [](const value_type& e, std::string_view k) { return e.first < k; });
+}
+
+AttrMap::iterator AttrMap::find(std::string_view key) {
+  iterator it = lower_bound(key);
+  return it != entries_.end() && it->first == key ? it : entries_.end();
+}
+
+AttrMap::const_iterator AttrMap::find(std::string_view key) const {
+  return const_cast<AttrMap*>(this)->find(key);
+}
+
+const AttrValue& AttrMap::at(std::string_view key) const {
+  const_iterator it = find(key);
+  if (it == end()) throw std::out_of_range("AttrMap::at: no attr '" + std::string(key) + "'");
+  return it->second;
+}
+
+AttrValue& AttrMap::at(std::string_view key) {
+  return const_cast<AttrValue&>(static_cast<const AttrMap&>(*this).at(key));
+}
+
+AttrValue& AttrMap::operator[](std::string_view key) {
+  iterator it = lower_bound(key);
+  if (it == entries_.end() || it->first != key) it = entries_.emplace(it, std::string(key), AttrValue());
+  return it->second;
+}
+
+std::pair<AttrMap::iterator, bool> AttrMap::insert(value_type entry) {
+  return emplace(std::move(entry.first), std::move(entry.second));
+}
+
+size_t AttrMap::erase(std::string_view key) {
+  iterator it = find(key);
+  if (it == end()) return 0;
+  entries_.erase(it);
+  return 1;
+}
+
+bool AttrMap::operator==(const AttrMap& o) const { return entries_ == o.entries_; }
 
 bool NameAttrList::operator==(const NameAttrList& o) const {
   return name == o.name && attr == o.attr;
@@ -18,7 +68,7 @@ size_t AttrList::size() const {
          tensor.size() + func.size();
 }
 
-bool AttrValue::operator==(const AttrValue& o) const { return value == o.value; }
+bool AttrValue::operator==(const AttrValue& o) const { return value_ == o.value_; }
 
 std::string AttrValue::type_name() const {
   struct Visitor {
@@ -44,7 +94,7 @@ std::string AttrValue::type_name() const {
     std::string operator()(const NameAttrList&) const { return "func"; }
     std::string operator()(const AttrPlaceholder&) const { return "placeholder"; }
   };
-  return std::visit(Visitor{}, value);
+  return visit(Visitor{});
 }
 
 std::string AttrValue::to_string() const {
@@ -79,7 +129,7 @@ std::string AttrValue::to_string() const {
     std::string operator()(const NameAttrList& f) const { return "func " + f.name; }
     std::string operator()(const AttrPlaceholder& p) const { return "placeholder " + p.name; }
   };
-  return std::visit(Visitor{}, value);
+  return visit(Visitor{});
 }
 
 size_t heap_bytes(const std::string& s) {
@@ -106,11 +156,15 @@ size_t list_heap_bytes(const AttrList& l) {
 }
 
 struct HeapBytes {
-  size_t operator()(const AttrList& l) const { return list_heap_bytes(l); }
+  static constexpr size_t kBox = 2 * sizeof(void*);
+  size_t operator()(const AttrList& l) const { return kBox + sizeof(AttrList) + list_heap_bytes(l); }
   size_t operator()(const std::string& s) const { return heap_bytes(s); }
   size_t operator()(const PartialShape& s) const { return vector_bytes(s.dims); }
-  size_t operator()(const Tensor& t) const { return t.heap_bytes(); }
-  size_t operator()(const NameAttrList& f) const { return heap_bytes(f.name) + heap_bytes(f.attr); }
+  // Boxed kinds: the box (a shared_ptr's block) and the value in it.
+  size_t operator()(const Tensor& t) const { return kBox + sizeof(Tensor) + t.heap_bytes(); }
+  size_t operator()(const NameAttrList& f) const {
+    return kBox + sizeof(NameAttrList) + heap_bytes(f.name) + heap_bytes(f.attr);
+  }
   size_t operator()(const AttrPlaceholder& p) const { return heap_bytes(p.name); }
   template <class Scalar>
   size_t operator()(const Scalar&) const { return 0; }
@@ -118,11 +172,10 @@ struct HeapBytes {
 
 }  // namespace
 
-size_t AttrValue::heap_bytes() const { return std::visit(HeapBytes{}, value); }
+size_t AttrValue::heap_bytes() const { return visit(HeapBytes{}); }
 
 size_t heap_bytes(const AttrMap& attrs) {
-  // A std::map entry is a tree node: four words of links and colour.
-  size_t n = attrs.size() * (sizeof(AttrMap::value_type) + 4 * sizeof(void*));
+  size_t n = attrs.capacity() * sizeof(AttrMap::value_type);
   for (const auto& [key, value] : attrs) n += heap_bytes(key) + value.heap_bytes();
   return n;
 }
