@@ -11,6 +11,7 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
 
+#include "graph/graph_def_reader.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/tensor_proto.hpp"
 
@@ -23,26 +24,6 @@ namespace pb = google::protobuf;
 Status parse_error(const std::string& source, const std::string& message) {
   return Status(Error::parse_error, source + ": " + message);
 }
-
-// Keeps the first error of protobuf's text parser as FILE:LINE:COL.
-class TextErrorCollector : public pb::io::ErrorCollector {
- public:
-  explicit TextErrorCollector(const std::string& source) : source_(source) {}
-  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
-    if (!first_.empty()) return;
-    if (line < 0) {
-      first_ = source_ + ": " + message;
-    } else {
-      first_ = source_ + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1) +
-               ": " + message;
-    }
-  }
-  const std::string& first() const { return first_; }
-
- private:
-  const std::string& source_;
-  std::string first_;
-};
 
 // A text GraphDef holds printable characters, whitespace and UTF-8; a binary
 // one with any node holds the tag byte 0x12 (NodeDef.op) and length bytes.
@@ -123,10 +104,15 @@ Expected<Container> classify(std::string_view bytes, const std::string& source) 
   return Container::graph_def;
 }
 
-Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::string& source) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    return parse_error(source, "file is larger than protobuf's 2 GiB limit");
-  TF_ASSIGN_OR_RETURN(Container kind, classify(bytes, source));
+// Bytes that happen to decode (a wrong file, a cut at a field boundary of
+// a small file) must not become a silently empty graph.
+Status no_nodes(const std::string& source) {
+  return parse_error(source, "binary GraphDef has no nodes and no functions");
+}
+
+// A MetaGraphDef or SavedModel, parsed whole; its first graph.
+Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, Container kind,
+                                            const std::string& source) {
   const int size = static_cast<int>(bytes.size());
   tensorflow::GraphDef def;
   switch (kind) {
@@ -151,10 +137,7 @@ Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::s
       break;
     }
   }
-  // Bytes that happen to decode (a wrong file, a cut at a field boundary of
-  // a small file) must not become a silently empty graph.
-  if (def.node_size() == 0 && def.library().function_size() == 0)
-    return parse_error(source, "binary GraphDef has no nodes and no functions");
+  if (def.node_size() == 0 && def.library().function_size() == 0) return no_nodes(source);
   return def;
 }
 
@@ -190,30 +173,7 @@ std::string parse_input(std::string_view s, InputRef* out) {
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-Status resolve_inputs(Graph& g, NodeId id, const tensorflow::NodeDef& def) {
-  Node& n = g.mutable_node(id);
-  n.inputs.reserve(static_cast<size_t>(def.input_size()));
-  for (int i = 0; i < def.input_size(); ++i) {
-    const std::string& text = def.input(i);
-    std::string what = "node " + quoted(n.name) + " input " + std::to_string(i) + " " + quoted(text);
-    InputRef ref;
-    std::string bad = parse_input(text, &ref);
-    if (!bad.empty()) return Status(Error::invalid_graph, what + " " + bad);
-    NodeId src = g.find(ref.name);
-    if (src == kNoNode)
-      return Status(Error::invalid_graph, what + " names a missing node " + quoted(ref.name));
-    if (ref.control) {
-      n.control_inputs.push_back(src);
-    } else {
-      if (!n.control_inputs.empty())
-        return Status(Error::invalid_graph, what + " is a data input after a control input");
-      n.inputs.push_back({src, ref.port});
-    }
-  }
-  return ok_status();
-}
-
-Expected<Node> node_from_proto(const tensorflow::NodeDef& def, int index) {
+Expected<Node> node_from_proto(tensorflow::NodeDef& def, int index) {
   Node n;
   if (def.name().empty())
     return Status(Error::invalid_graph, "node #" + std::to_string(index) + " has no name");
@@ -222,9 +182,10 @@ Expected<Node> node_from_proto(const tensorflow::NodeDef& def, int index) {
                   "node name " + quoted(def.name()) + " contains ':' or '^'");
   if (def.op().empty())
     return Status(Error::invalid_graph, "node " + quoted(def.name()) + " has no op");
-  n.name = def.name();
-  n.op = def.op();
-  n.device = def.device();
+  n.name = std::move(*def.mutable_name());
+  n.op = std::move(*def.mutable_op());
+  n.device = std::move(*def.mutable_device());
+  n.attrs.reserve(static_cast<size_t>(def.attr_size()));
   for (const auto& [key, value] : def.attr()) {
     auto v = attr_from_proto(value);
     if (!v.ok())
@@ -234,6 +195,126 @@ Expected<Node> node_from_proto(const tensorflow::NodeDef& def, int index) {
   n.debug_info = debug_info_from_proto(def);
   return n;
 }
+
+// Builds the Graph from NodeDefs handed over in file order, with the rules
+// and the error precedence of reading a whole GraphDef: the first error of
+// a node itself (no name, bad name, no op, bad attr, defined twice), else
+// the first error of an input in (node, input) order. An input is resolved
+// as soon as the node it names exists; one that names a node defined later
+// (a back edge) waits, with its text, until every node is in. Messages are
+// built only on the error path.
+class GraphImporter final : public NodeDefSink {
+ public:
+  explicit GraphImporter(const std::string& source) : source_(source) {}
+
+  void node(tensorflow::NodeDef& def) override {
+    const int index = received_++;
+    if (!node_error_.ok()) return;
+    auto n = node_from_proto(def, index);
+    if (!n.ok()) {
+      node_error_ = n.status();
+      return;
+    }
+    auto id = graph_.add_node(std::move(n).value());
+    if (!id.ok()) {
+      node_error_ = id.status();
+      return;
+    }
+    if (input_error_.empty()) add_inputs(*id, def);
+  }
+
+  void restart() override { *this = GraphImporter(source_); }
+
+  void reserve(int nodes) { graph_.reserve(nodes); }
+  int received() const { return received_; }
+
+  Expected<Graph> finish(const tensorflow::VersionDef& versions,
+                         tensorflow::FunctionDefLibrary library) {
+    const std::string prefix = source_ + ": ";
+    if (!node_error_.ok()) return node_error_.with_prefix(prefix);
+    for (Pending& p : pending_) {
+      // The first input error wins: an earlier one seen at once beats this.
+      if (!input_error_.empty() && (p.node > error_node_ || (p.node == error_node_ && p.input > error_input_)))
+        break;
+      InputRef ref;
+      parse_input(p.text, &ref);
+      NodeId src = graph_.find(ref.name);
+      if (src == kNoNode)
+        return input_status(p.node, p.input, p.text, "names a missing node " + quoted(ref.name)).with_prefix(prefix);
+      if (!ref.control && p.after_control)
+        return input_status(p.node, p.input, p.text, "is a data input after a control input").with_prefix(prefix);
+      Node& n = graph_.mutable_node(p.node);
+      if (ref.control) n.control_inputs[static_cast<size_t>(p.slot)] = src;
+      else n.inputs[static_cast<size_t>(p.slot)] = Endpoint{src, ref.port};
+    }
+    if (!input_error_.empty()) return Status(Error::invalid_graph, prefix + input_error_);
+    Versions v;
+    v.producer = versions.producer();
+    v.min_consumer = versions.min_consumer();
+    v.bad_consumers.assign(versions.bad_consumers().begin(), versions.bad_consumers().end());
+    graph_.set_versions(std::move(v));
+    graph_.mutable_library().Swap(&library);
+    return std::move(graph_);
+  }
+
+ private:
+  // An input that names a node not seen yet.
+  struct Pending {
+    NodeId node;
+    int input;          // index among the NodeDef's inputs
+    int slot;           // index in inputs or control_inputs
+    bool after_control;  // a control input came before it
+    std::string text;
+  };
+
+  Status input_status(NodeId id, int input, std::string_view text, const std::string& what) const {
+    return Status(Error::invalid_graph, "node " + quoted(graph_.node(id).name) + " input " +
+                                            std::to_string(input) + " " + quoted(text) + " " + what);
+  }
+
+  void add_inputs(NodeId id, tensorflow::NodeDef& def) {
+    Node& n = graph_.mutable_node(id);
+    size_t controls = 0;
+    for (const std::string& text : def.input()) controls += !text.empty() && text.front() == '^';
+    n.inputs.resize(static_cast<size_t>(def.input_size()) - controls);
+    n.control_inputs.resize(controls);
+    int data_slot = 0, control_slot = 0;
+    bool after_control = false;
+    for (int i = 0; i < def.input_size(); ++i) {
+      std::string& text = *def.mutable_input(i);
+      InputRef ref;
+      std::string bad = parse_input(text, &ref);
+      if (!bad.empty()) return fail_input(id, i, input_status(id, i, text, bad));
+      const int slot = ref.control ? control_slot++ : data_slot++;
+      NodeId src = graph_.find(ref.name);
+      if (src == kNoNode) {
+        pending_.push_back({id, i, slot, after_control, std::move(text)});
+      } else if (ref.control) {
+        n.control_inputs[static_cast<size_t>(slot)] = src;
+      } else if (after_control) {
+        return fail_input(id, i, input_status(id, i, text, "is a data input after a control input"));
+      } else {
+        n.inputs[static_cast<size_t>(slot)] = Endpoint{src, ref.port};
+      }
+      after_control |= ref.control;
+    }
+  }
+
+  void fail_input(NodeId id, int input, const Status& s) {
+    input_error_ = s.message();
+    error_node_ = id;
+    error_input_ = input;
+  }
+
+  std::string source_;
+  Graph graph_;
+  int received_ = 0;
+  Status node_error_;
+  std::vector<Pending> pending_;
+  std::string input_error_;  // the first input error found while reading
+  NodeId error_node_ = kNoNode;
+  int error_input_ = 0;
+};
 
 }  // namespace
 
@@ -248,46 +329,37 @@ std::shared_ptr<const NodeDebugInfo> debug_info_from_proto(const tensorflow::Nod
 }
 
 Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source) {
-  const std::string prefix = source + ": ";
-  Graph g;
-  // All nodes first: an input may name a node defined later (back edges).
-  for (int i = 0; i < def.node_size(); ++i) {
-    auto node = node_from_proto(def.node(i), i);
-    if (!node.ok()) return node.status().with_prefix(prefix);
-    auto id = g.add_node(std::move(node).value());
-    if (!id.ok()) return id.status().with_prefix(prefix);
+  GraphImporter importer(source);
+  importer.reserve(def.node_size());
+  tensorflow::NodeDef node;
+  for (const tensorflow::NodeDef& n : def.node()) {
+    node = n;
+    importer.node(node);
   }
-  for (int i = 0; i < def.node_size(); ++i)
-    TF_RETURN_IF_ERROR(resolve_inputs(g, i, def.node(i)).with_prefix(prefix));
-  Versions v;
-  v.producer = def.versions().producer();
-  v.min_consumer = def.versions().min_consumer();
-  v.bad_consumers.assign(def.versions().bad_consumers().begin(),
-                         def.versions().bad_consumers().end());
-  g.set_versions(std::move(v));
-  g.mutable_library() = def.library();
-  return g;
+  return importer.finish(def.versions(), def.library());
 }
 
 Expected<Graph> import_graph_text(std::string_view text, const std::string& source) {
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
-  if (text.size() > static_cast<size_t>(INT_MAX))
-    return parse_error(source, "file is larger than protobuf's 2 GiB limit");
-  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  TextErrorCollector errors(source);
-  pb::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  tensorflow::GraphDef def;
-  if (!parser.Parse(&input, &def))
-    return Status(Error::parse_error,
-                  errors.first().empty() ? source + ": malformed text GraphDef" : errors.first());
-  return graph_from_proto(def, source);
+  GraphImporter importer(source);
+  TF_ASSIGN_OR_RETURN(tensorflow::GraphDef rest, read_text_graph_def(text, source, importer));
+  return importer.finish(rest.versions(), std::move(*rest.mutable_library()));
 }
 
 Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source) {
   if (bytes.empty()) return parse_error(source, "empty file");
-  TF_ASSIGN_OR_RETURN(tensorflow::GraphDef def, parse_binary(bytes, source));
-  return graph_from_proto(def, source);
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return parse_error(source, "file is larger than protobuf's 2 GiB limit");
+  TF_ASSIGN_OR_RETURN(Container kind, classify(bytes, source));
+  if (kind != Container::graph_def) {
+    TF_ASSIGN_OR_RETURN(tensorflow::GraphDef def, parse_binary(bytes, kind, source));
+    return graph_from_proto(def, source);
+  }
+  // A plain GraphDef (the large ones) is read a node at a time.
+  GraphImporter importer(source);
+  TF_ASSIGN_OR_RETURN(tensorflow::GraphDef rest, read_binary_graph_def(bytes, source, importer));
+  if (importer.received() == 0 && rest.library().function_size() == 0) return no_nodes(source);
+  return importer.finish(rest.versions(), std::move(*rest.mutable_library()));
 }
 
 Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source) {
