@@ -190,17 +190,19 @@ struct Session::Impl {
     std::vector<std::string> feed_names;
     for (auto& f : feeds) feed_names.push_back(f.first);
     TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets));
-    TF_RETURN_IF_ERROR(graph::place(&sg.graph, devices, options.placement));
+    TF_ASSIGN_OR_RETURN(graph::DeviceAssignment placed,
+                        graph::assign_devices(sg.graph, devices, options.placement));
     Prepared p;
     std::vector<graph::Graph> graphs;
-    // All on one device (the common case): the step graph is the partition.
-    const std::string& first = sg.graph.num_nodes() > 0 ? sg.graph.node(0).device : devices[0];
-    const bool one_device = std::all_of(sg.graph.nodes().begin(), sg.graph.nodes().end(),
-                                        [&](const graph::Node& n) { return n.device == first; });
-    if (one_device) {
-      p.partition_names.push_back(partition_label(first));
+    // All on one device (the common case): the step graph is the partition,
+    // and its nodes keep their device fields as written, so that it still
+    // shares every node the step does not change with the session's graph.
+    if (placed.one_device()) {
+      p.partition_names.push_back(partition_label(
+          placed.device_of.empty() ? devices[0] : placed.devices[static_cast<size_t>(placed.device_of[0])]));
       graphs.push_back(std::move(sg.graph));
     } else {
+      graph::write_devices(placed, &sg.graph);
       TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices));
       for (graph::Partition& part : parts) {
         p.partition_names.push_back(partition_label(part.device));

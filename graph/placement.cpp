@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <map>
+#include <algorithm>
 #include <random>
 
 #include "graph/device.hpp"
@@ -98,7 +98,7 @@ void colocate(const Graph& g, UnionFind& groups) {
 }
 
 struct Group {
-  std::vector<NodeId> members;
+  std::vector<NodeId>::const_iterator begin, end;  // members, in id order
   DeviceName spec;
   NodeId constrained_by = kNoNode;  // the first member with a device
 };
@@ -110,8 +110,10 @@ std::string device_list(const std::vector<std::string>& devices) {
 // Merges the members' device constraints.
 Status merge_specs(const Graph& g, Group& group) {
   std::vector<std::pair<NodeId, DeviceName>> seen;
-  for (NodeId id : group.members) {
+  for (auto it = group.begin; it != group.end; ++it) {
+    const NodeId id = *it;
     const Node& n = g.node(id);
+    if (n.device.empty()) continue;  // no constraint
     auto d = parse_device_name(n.device);
     if (!d.ok()) return d.status().with_prefix(fmt::format("node '{}': ", n.name));
     if (d->empty()) continue;
@@ -132,35 +134,56 @@ Status merge_specs(const Graph& g, Group& group) {
 
 }  // namespace
 
-Status place(Graph* g, const std::vector<std::string>& devices, const PlacementOptions& options) {
+bool DeviceAssignment::one_device() const {
+  return std::all_of(device_of.begin(), device_of.end(),
+                     [&](int d) { return d == device_of.front(); });
+}
+
+Expected<DeviceAssignment> assign_devices(const Graph& g, const std::vector<std::string>& devices,
+                                          const PlacementOptions& options) {
   if (devices.empty()) return Status(Error::invalid_argument, "placement: the session has no devices");
+  DeviceAssignment out;
   std::vector<DeviceName> parsed;
-  std::vector<std::string> canonical;
   for (const std::string& d : devices) {
     TF_ASSIGN_OR_RETURN(DeviceName name, parse_device_name(d));
     if (!name.job || !name.replica || !name.task || !name.type || !name.id)
       return Status(Error::invalid_argument,
                     fmt::format("placement: session device '{}' is not a full device name", d));
     parsed.push_back(name);
-    canonical.push_back(full_name(name));
+    out.devices.push_back(full_name(name));
   }
 
-  UnionFind uf(g->num_nodes());
-  colocate(*g, uf);
-  std::map<NodeId, Group> groups;  // by root = lowest member id: NodeId order
-  for (NodeId id = 0; id < g->num_nodes(); ++id) groups[uf.find(id)].members.push_back(id);
+  UnionFind uf(g.num_nodes());
+  colocate(g, uf);
+  // The members of the group rooted at r (its lowest member) are
+  // members[start[r] .. start[r + 1]), in id order: groups in root order.
+  const size_t n = static_cast<size_t>(g.num_nodes());
+  std::vector<NodeId> start(n + 1, 0), members(n);
+  for (NodeId id = 0; id < g.num_nodes(); ++id) ++start[static_cast<size_t>(uf.find(id)) + 1];
+  for (size_t r = 0; r < n; ++r) start[r + 1] += start[r];
+  {
+    std::vector<NodeId> fill(start.begin(), start.end() - 1);
+    for (NodeId id = 0; id < g.num_nodes(); ++id)
+      members[static_cast<size_t>(fill[static_cast<size_t>(uf.find(id))]++)] = id;
+  }
 
+  auto candidates = [&](const DeviceName& spec) {
+    std::vector<size_t> fits;
+    for (size_t i = 0; i < parsed.size(); ++i)
+      if (matches(spec, parsed[i])) fits.push_back(i);
+    return fits;
+  };
+  const std::vector<size_t> unconstrained = candidates(DeviceName{});
+  out.device_of.assign(static_cast<size_t>(g.num_nodes()), 0);
   std::mt19937_64 rng(options.seed);
   size_t next = 0;
-  for (auto& [root, group] : groups) {
-    TF_RETURN_IF_ERROR(merge_specs(*g, group));
-    auto candidates = [&](const DeviceName& spec) {
-      std::vector<size_t> out;
-      for (size_t i = 0; i < parsed.size(); ++i)
-        if (matches(spec, parsed[i])) out.push_back(i);
-      return out;
-    };
-    std::vector<size_t> fits = candidates(group.spec);
+  for (size_t r = 0; r < n; ++r) {
+    if (start[r] == start[r + 1]) continue;  // not a root
+    Group group;
+    group.begin = members.begin() + start[r];
+    group.end = members.begin() + start[r + 1];
+    TF_RETURN_IF_ERROR(merge_specs(g, group));
+    std::vector<size_t> fits = group.constrained_by == kNoNode ? unconstrained : candidates(group.spec);
     if (fits.empty() && options.soft && group.spec.type) {
       bool type_known = false;
       for (const DeviceName& d : parsed) type_known |= d.type == group.spec.type;
@@ -172,7 +195,7 @@ Status place(Graph* g, const std::vector<std::string>& devices, const PlacementO
       }
     }
     if (fits.empty()) {
-      const Node& n = g->node(group.constrained_by);
+      const Node& n = g.node(group.constrained_by);
       std::string merged = full_name(group.spec);
       return Status(Error::invalid_argument,
                     fmt::format("node '{}' requests device '{}'{}, which none of the available "
@@ -181,7 +204,7 @@ Status place(Graph* g, const std::vector<std::string>& devices, const PlacementO
                                 merged == full_name(*parse_device_name(n.device))
                                     ? ""
                                     : fmt::format(" (with its colocated nodes: '{}')", merged),
-                                device_list(canonical)));
+                                device_list(out.devices)));
     }
     size_t pick = fits.front();
     switch (options.strategy) {
@@ -194,8 +217,22 @@ Status place(Graph* g, const std::vector<std::string>& devices, const PlacementO
         pick = fits[rng() % fits.size()];
         break;
     }
-    for (NodeId id : group.members) g->mutable_node(id).device = canonical[pick];
+    for (auto it = group.begin; it != group.end; ++it)
+      out.device_of[static_cast<size_t>(*it)] = static_cast<int>(pick);
   }
+  return out;
+}
+
+void write_devices(const DeviceAssignment& placed, Graph* g) {
+  for (NodeId id = 0; id < g->num_nodes(); ++id) {
+    const std::string& device = placed.devices[static_cast<size_t>(placed.device_of[static_cast<size_t>(id)])];
+    if (g->node(id).device != device) g->mutable_node(id).device = device;
+  }
+}
+
+Status place(Graph* g, const std::vector<std::string>& devices, const PlacementOptions& options) {
+  TF_ASSIGN_OR_RETURN(DeviceAssignment placed, assign_devices(*g, devices, options));
+  write_devices(placed, g);
   return ok_status();
 }
 

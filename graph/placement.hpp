@@ -34,11 +34,26 @@ struct PlacementOptions {
 // `default`, `round-robin` or `random:SEED`; an error names the text.
 Expected<PlacementOptions> parse_place_option(std::string_view text);
 
-// Writes Node::device of every node: the canonical full name of one of
-// `devices` (full names). Explicit constraints are always honoured. Errors
-// (invalid_argument) name the nodes and devices involved: two members of a
-// group with incompatible devices; a constraint no device matches.
-// `g` must be validated (input types decide ref/resource colocation).
+// Where each node goes: devices[device_of[id]].
+struct DeviceAssignment {
+  std::vector<std::string> devices;  // the session's devices, canonical full names
+  std::vector<int> device_of;        // by NodeId
+  // True if every node goes to one device (or there are none).
+  bool one_device() const;
+};
+
+// Chooses a device for every node among `devices` (full names). Explicit
+// constraints are always honoured. Errors (invalid_argument) name the nodes
+// and devices involved: two members of a group with incompatible devices;
+// a constraint no device matches. `g` must be validated (input types
+// decide ref/resource colocation).
+Expected<DeviceAssignment> assign_devices(const Graph& g, const std::vector<std::string>& devices,
+                                          const PlacementOptions& options);
+
+// Writes Node::device of every node: the canonical full name of its device.
+void write_devices(const DeviceAssignment& placed, Graph* g);
+
+// assign_devices, then write_devices.
 Status place(Graph* g, const std::vector<std::string>& devices, const PlacementOptions& options);
 
 }  // namespace tagflow::graph

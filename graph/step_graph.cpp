@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -57,50 +58,133 @@ TransferName transfer_name(const Node& n) {
   return {text("tensor_name"), device("send_device"), device("recv_device")};
 }
 
-// Keeps the nodes reachable backwards from `roots`, in their original order;
-// a kept _Recv keeps the _Sends of its rendezvous (they have no edge).
-Graph prune(const Graph& g, const std::vector<NodeId>& roots) {
-  std::map<TransferName, std::vector<NodeId>> sends;
-  for (NodeId id = 0; id < g.num_nodes(); ++id)
-    if (node_role(g.node(id)) == ops::OpRole::send) sends[transfer_name(g.node(id))].push_back(id);
-  std::vector<bool> keep(static_cast<size_t>(g.num_nodes()), false);
-  std::vector<NodeId> stack(roots);
-  for (NodeId r : roots) keep[static_cast<size_t>(r)] = true;
-  while (!stack.empty()) {
-    const Node& n = g.node(stack.back());
-    stack.pop_back();
-    auto visit = [&](NodeId src) {
-      if (!keep[static_cast<size_t>(src)]) {
-        keep[static_cast<size_t>(src)] = true;
-        stack.push_back(src);
+// The step's nodes: the graph's own (ids 0..n-1), then an _Arg per feed
+// (n + f), then a _Retval per fetch (n + feeds + k). A data input that
+// reads a fed endpoint reads the feed's _Arg instead.
+class StepNodes {
+ public:
+  StepNodes(const Graph& g, const std::vector<Endpoint>& feeds, const std::vector<Endpoint>& fetches)
+      : g_(g), feeds_(feeds), fetches_(fetches), fed_node_(static_cast<size_t>(g.num_nodes()), false) {
+    for (const Endpoint& e : feeds) fed_node_[static_cast<size_t>(e.node)] = true;
+  }
+
+  NodeId arg(size_t f) const { return g_.num_nodes() + static_cast<NodeId>(f); }
+  NodeId retval(size_t k) const { return arg(feeds_.size()) + static_cast<NodeId>(k); }
+  size_t size() const { return static_cast<size_t>(retval(fetches_.size())); }
+
+  // What a data input of one of the graph's nodes reads.
+  Endpoint source(Endpoint e) const {
+    if (fed_node_[static_cast<size_t>(e.node)])
+      for (size_t f = 0; f < feeds_.size(); ++f)
+        if (feeds_[f] == e) return Endpoint{arg(f), 0};
+    return e;
+  }
+  Endpoint fetch_source(size_t k) const { return source(fetches_[k]); }
+
+  // Keeps what `roots` need, backwards over every edge; a kept _Recv keeps
+  // the _Sends of its rendezvous (they have no edge).
+  std::vector<bool> needed(const std::vector<NodeId>& roots) const {
+    std::map<TransferName, std::vector<NodeId>> sends;
+    for (NodeId id = 0; id < g_.num_nodes(); ++id)
+      if (node_role(g_.node(id)) == ops::OpRole::send) sends[transfer_name(g_.node(id))].push_back(id);
+    std::vector<bool> keep(size(), false);
+    std::vector<NodeId> stack;
+    auto visit = [&](NodeId id) {
+      if (!keep[static_cast<size_t>(id)]) {
+        keep[static_cast<size_t>(id)] = true;
+        stack.push_back(id);
       }
     };
-    for (const Endpoint& e : n.inputs) visit(e.node);
-    for (NodeId c : n.control_inputs) visit(c);
-    if (node_role(n) == ops::OpRole::recv && !sends.empty())
-      if (auto it = sends.find(transfer_name(n)); it != sends.end())
-        for (NodeId send : it->second) visit(send);
+    for (NodeId r : roots) visit(r);
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (id >= retval(0)) {
+        visit(fetch_source(static_cast<size_t>(id - retval(0))).node);
+        continue;
+      }
+      if (id >= arg(0)) continue;
+      const Node& n = g_.node(id);
+      for (const Endpoint& e : n.inputs) visit(source(e).node);
+      for (NodeId c : n.control_inputs) visit(c);
+      if (node_role(n) == ops::OpRole::recv && !sends.empty())
+        if (auto it = sends.find(transfer_name(n)); it != sends.end())
+          for (NodeId send : it->second) visit(send);
+    }
+    return keep;
   }
-  std::vector<NodeId> new_id(static_cast<size_t>(g.num_nodes()), kNoNode);
-  Graph out;
-  out.set_versions(g.versions());
-  out.mutable_library() = g.library();
+
+ private:
+  const Graph& g_;
+  const std::vector<Endpoint>& feeds_;
+  const std::vector<Endpoint>& fetches_;
+  std::vector<bool> fed_node_;
+};
+
+Node step_io_node(const std::string& name, const char* op, DType t, size_t index) {
+  Node n;
+  n.name = name;
+  n.op = op;
+  n.attrs["T"] = t;
+  n.attrs["index"] = static_cast<int64_t>(index);
+  n.attrs["_step_io"] = true;
+  return n;
+}
+
+// The step graph of the kept nodes, in the order of StepNodes. When the
+// graph's own nodes are all kept it is a copy of the graph, which shares
+// every node it does not rewire (graph/graph.hpp); else the kept nodes are
+// copied into a new graph.
+Expected<Graph> build(const Graph& g, const StepNodes& step, const std::vector<bool>& keep,
+                      const std::vector<DType>& feed_types, const std::vector<DType>& fetch_types) {
+  const NodeId n = g.num_nodes();
+  std::vector<NodeId> new_id(step.size(), kNoNode);
   NodeId next = 0;
-  for (NodeId id = 0; id < g.num_nodes(); ++id)
-    if (keep[static_cast<size_t>(id)]) new_id[static_cast<size_t>(id)] = next++;
-  for (NodeId id = 0; id < g.num_nodes(); ++id) {
-    if (!keep[static_cast<size_t>(id)]) continue;
-    Node n = g.node(id);
-    n.inputs.clear();
-    n.control_inputs.clear();
-    (void)out.add_node(std::move(n));
+  for (size_t id = 0; id < step.size(); ++id)
+    if (keep[id]) new_id[id] = next++;
+  auto remap = [&](Endpoint e) {
+    Endpoint s = step.source(e);
+    return Endpoint{new_id[static_cast<size_t>(s.node)], s.port};
+  };
+  const bool all_kept = std::all_of(keep.begin(), keep.begin() + n, [](bool k) { return k; });
+  Graph out;
+  if (all_kept) {
+    out = g;
+    // Only the consumers of fed endpoints change.
+    for (NodeId id = 0; id < n; ++id) {
+      const Node& node = g.node(id);
+      for (size_t i = 0; i < node.inputs.size(); ++i)
+        if (step.source(node.inputs[i]) != node.inputs[i])
+          out.mutable_node(id).inputs[i] = remap(node.inputs[i]);
+    }
+  } else {
+    out.reserve(next);
+    out.set_versions(g.versions());
+    out.mutable_library() = g.library();
+    for (NodeId id = 0; id < n; ++id) {
+      if (!keep[static_cast<size_t>(id)]) continue;
+      Node copy = g.node(id);
+      copy.inputs.clear();  // set below: an input may name a later node
+      copy.control_inputs.clear();
+      TF_RETURN_IF_ERROR(out.add_node(std::move(copy)).status());
+    }
+    for (NodeId id = 0; id < n; ++id) {
+      if (!keep[static_cast<size_t>(id)]) continue;
+      const Node& src = g.node(id);
+      Node& dst = out.mutable_node(new_id[static_cast<size_t>(id)]);
+      dst.inputs.reserve(src.inputs.size());
+      for (const Endpoint& e : src.inputs) dst.inputs.push_back(remap(e));
+      dst.control_inputs.reserve(src.control_inputs.size());
+      for (NodeId c : src.control_inputs) dst.control_inputs.push_back(new_id[static_cast<size_t>(c)]);
+    }
   }
-  for (NodeId id = 0; id < g.num_nodes(); ++id) {
-    if (!keep[static_cast<size_t>(id)]) continue;
-    const Node& src = g.node(id);
-    Node& dst = out.mutable_node(new_id[static_cast<size_t>(id)]);
-    for (const Endpoint& e : src.inputs) dst.inputs.push_back({new_id[static_cast<size_t>(e.node)], e.port});
-    for (NodeId c : src.control_inputs) dst.control_inputs.push_back(new_id[static_cast<size_t>(c)]);
+  for (size_t f = 0; f < feed_types.size(); ++f)
+    if (keep[static_cast<size_t>(step.arg(f))])
+      TF_RETURN_IF_ERROR(out.add_node(step_io_node(fmt::format("_feed/{}", f), "_Arg", feed_types[f], f)).status());
+  for (size_t k = 0; k < fetch_types.size(); ++k) {
+    Node ret = step_io_node(fmt::format("_fetch/{}", k), "_Retval", fetch_types[k], k);
+    ret.inputs.push_back(remap(step.fetch_source(k)));
+    TF_RETURN_IF_ERROR(out.add_node(std::move(ret)).status());
   }
   return out;
 }
@@ -111,9 +195,12 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
                                     const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets) {
   StepGraph step;
-  Graph work = g;
-  std::vector<NodeId> roots;
-
+  // The _Arg and _Retval nodes are named _feed/i and _fetch/i: a graph
+  // that already has such a node cannot take them.
+  auto taken = [&](const std::string& name) -> Status {
+    if (g.find(name) == kNoNode) return ok_status();
+    return Status(Error::invalid_graph, "node '" + name + "' is defined twice");
+  };
   std::vector<Endpoint> feed_points;
   for (size_t i = 0; i < feeds.size(); ++i) {
     auto e = parse_endpoint(g, feeds[i]);
@@ -121,47 +208,38 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
     for (const Endpoint& seen : feed_points)
       if (seen == *e) return Status(Error::invalid_argument, "feed '" + feeds[i] + "' is given twice");
     feed_points.push_back(*e);
-    DType t = output_type(g, *e);
-    step.feed_types.push_back(t);
-    Node arg;
-    arg.name = fmt::format("_feed/{}", i);
-    arg.op = "_Arg";
-    arg.attrs["T"] = t;
-    arg.attrs["index"] = static_cast<int64_t>(i);
-    arg.attrs["_step_io"] = true;
-    TF_ASSIGN_OR_RETURN(NodeId arg_id, work.add_node(std::move(arg)));
-    for (NodeId id = 0; id < g.num_nodes(); ++id)
-      for (Endpoint& in : work.mutable_node(id).inputs)
-        if (in == *e) in = Endpoint{arg_id, 0};
+    step.feed_types.push_back(output_type(g, *e));
+    TF_RETURN_IF_ERROR(taken(fmt::format("_feed/{}", i)));
   }
+  std::vector<Endpoint> fetch_points;
+  std::vector<DType> fetch_types;
   for (size_t i = 0; i < fetches.size(); ++i) {
     auto e = parse_endpoint(g, fetches[i]);
     if (!e.ok()) return e.status().with_prefix("fetch '" + fetches[i] + "': ");
-    // A fetch of a fed endpoint returns the fed value.
-    for (size_t f = 0; f < feed_points.size(); ++f)
-      if (feed_points[f] == *e) *e = Endpoint{work.find(fmt::format("_feed/{}", f)), 0};
-    Node ret;
-    ret.name = fmt::format("_fetch/{}", i);
-    ret.op = "_Retval";
-    ret.attrs["T"] = output_type(work, *e);
-    ret.attrs["index"] = static_cast<int64_t>(i);
-    ret.attrs["_step_io"] = true;
-    ret.inputs.push_back(*e);
-    TF_ASSIGN_OR_RETURN(NodeId ret_id, work.add_node(std::move(ret)));
-    roots.push_back(ret_id);
+    // A fetch of a fed endpoint returns the fed value (StepNodes::source).
+    fetch_points.push_back(*e);
+    fetch_types.push_back(output_type(g, *e));
+    TF_RETURN_IF_ERROR(taken(fmt::format("_fetch/{}", i)));
     step.fetches.push_back(fetches[i]);
   }
+  StepNodes nodes(g, feed_points, fetch_points);
+  std::vector<NodeId> roots;
+  for (size_t k = 0; k < fetches.size(); ++k) roots.push_back(nodes.retval(k));
   for (const std::string& t : targets) {
     NodeId id = g.find(t);
     if (id == kNoNode) return Status(Error::not_found, fmt::format("target '{}': no node of that name", t));
     roots.push_back(id);
   }
-  step.graph = prune(work, roots);
+  TF_ASSIGN_OR_RETURN(step.graph, build(g, nodes, nodes.needed(roots), step.feed_types, fetch_types));
   for (const Node& n : step.graph.nodes())
     if (n.op == "Placeholder")
       return Status(Error::not_found,
                     fmt::format("Placeholder '{}' must be fed: the fetches and targets need it", n.name));
-  TF_RETURN_IF_ERROR(validate(step.graph));
+  // The graph's nodes were validated with it; the new ones and every edge
+  // are checked here, and an op tagflow does not know is an error now.
+  ValidateOptions options;
+  options.keep_resolved = true;
+  TF_RETURN_IF_ERROR(validate(step.graph, options));
   return step;
 }
 

@@ -20,7 +20,8 @@ std::string plural(size_t n, const char* word) {
 // What validate() learns about one node before it commits anything.
 struct Resolved {
   const ops::OpDef* def = nullptr;
-  ops::AttrMap attrs;
+  bool kept = false;  // resolved by an earlier validate(): left as it is
+  std::optional<ops::AttrMap> completed_attrs;  // the node's attrs with defaults added
   bool known_inputs = false;   // input_types is the full signature
   bool known_outputs = false;  // output_types is the full signature
   std::vector<DType> input_types;
@@ -88,11 +89,16 @@ Status resolve_function_call(const Node& n, const tensorflow::FunctionDef& f, Re
 Status resolve_op(const Node& n, const ops::OpDef& def, Resolved* r) {
   const std::string where = "node " + quoted(n.name) + " (" + n.op + "): ";
   r->def = &def;
-  r->attrs = n.attrs;
-  TF_RETURN_IF_ERROR(def.check_and_complete_attrs(r->attrs).with_prefix(where));
-  auto in = def.input_types(r->attrs);
+  bool needs_defaults = false;
+  TF_RETURN_IF_ERROR(def.check_attrs(n.attrs, &needs_defaults).with_prefix(where));
+  if (needs_defaults) {
+    r->completed_attrs = n.attrs;
+    def.add_default_attrs(*r->completed_attrs);
+  }
+  const ops::AttrMap& attrs = needs_defaults ? *r->completed_attrs : n.attrs;
+  auto in = def.input_types(attrs);
   if (!in.ok()) return in.status().with_prefix(where);
-  auto out = def.output_types(r->attrs);
+  auto out = def.output_types(attrs);
   if (!out.ok()) return out.status().with_prefix(where);
   r->input_types = std::move(in).value();
   r->output_types = std::move(out).value();
@@ -107,8 +113,15 @@ Status resolve_op(const Node& n, const ops::OpDef& def, Resolved* r) {
 
 Status resolve_node(const Graph& g, const Node& n, const ValidateOptions& options,
                     const ops::OpRegistry& registry, Resolved* r) {
+  // A node whose dtypes were all known was committed with both lists full;
+  // any other is resolved again.
+  if (options.keep_resolved && n.def != nullptr && n.input_types.size() == n.inputs.size() &&
+      (!n.output_types.empty() || n.def->outputs().empty())) {
+    r->def = n.def;
+    r->kept = r->known_inputs = r->known_outputs = true;
+    return ok_status();
+  }
   if (const ops::OpDef* def = registry.find(n.op)) return resolve_op(n, *def, r);
-  r->attrs = n.attrs;
   // allow_unknown_ops reads any graph: function calls are not checked then.
   if (options.allow_unknown_ops) return ok_status();
   if (const tensorflow::FunctionDef* f = find_function(g, n.op))
@@ -120,20 +133,22 @@ Status check_edges(const Graph& g, const std::vector<Resolved>& resolved) {
   for (NodeId dst = 0; dst < g.num_nodes(); ++dst) {
     const Node& n = g.node(dst);
     const Resolved& rd = resolved[static_cast<size_t>(dst)];
+    const std::vector<DType>& input_types = rd.kept ? n.input_types : rd.input_types;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Endpoint& e = n.inputs[i];
       const Node& src = g.node(e.node);
       const Resolved& rs = resolved[static_cast<size_t>(e.node)];
       if (!rs.known_outputs) continue;
-      const size_t outputs = rs.output_types.size();
+      const std::vector<DType>& output_types = rs.kept ? src.output_types : rs.output_types;
+      const size_t outputs = output_types.size();
       if (static_cast<size_t>(e.port) >= outputs)
         return Status(Error::invalid_graph,
                       "node " + quoted(n.name) + " input " + std::to_string(i) + " names port " +
                           quoted(g.endpoint_name(e)) + " but " + src.op + " " +
                           quoted(src.name) + " has " + plural(outputs, "output"));
       if (!rd.known_inputs) continue;
-      DType produced = rs.output_types[static_cast<size_t>(e.port)];
-      DType expected = rd.input_types[i];
+      DType produced = output_types[static_cast<size_t>(e.port)];
+      DType expected = input_types[i];
       if (!dtypes_match(produced, expected))
         return Status(Error::invalid_argument,
                       "node " + quoted(n.name) + " (" + n.op + ") input " + std::to_string(i) +
@@ -220,9 +235,10 @@ Status validate(Graph& g, const ValidateOptions& options) {
   // Commit only a graph that passed every check.
   for (NodeId id = 0; id < g.num_nodes(); ++id) {
     Resolved& r = resolved[static_cast<size_t>(id)];
+    if (r.kept) continue;  // untouched: a chunk shared with another graph stays shared
     Node& n = g.mutable_node(id);
     n.def = r.def;
-    n.attrs = std::move(r.attrs);
+    if (r.completed_attrs) n.attrs = std::move(*r.completed_attrs);
     // A function call keeps the types its signature fixes, if all are known.
     auto all_known = [](const std::vector<DType>& types) {
       return std::find(types.begin(), types.end(), DType::invalid) == types.end();

@@ -20,6 +20,11 @@ struct ValidateOptions {
   // checks that need their signature: `tagflow inspect` reads any graph.
   bool allow_unknown_ops = false;
   const ops::OpRegistry* registry = nullptr;  // nullptr: OpRegistry::global()
+  // Nodes that an earlier validate() resolved (def set) are taken as they
+  // are — attrs, dtypes — and only their edges are checked again; for a
+  // graph made from a validated one that did not change those nodes (a
+  // step graph). Nodes without def are resolved as usual.
+  bool keep_resolved = false;
 };
 
 Status validate(Graph& g, const ValidateOptions& options = {});

@@ -134,49 +134,67 @@ Status OpDef::validate() const {
   return check_args(outputs_);
 }
 
-Status OpDef::check_and_complete_attrs(AttrMap& attrs) const {
+namespace {
+
+Status check_attr(const std::string& op, const AttrSpec& spec, const AttrValue& v) {
+  if (!value_has_type(v, spec.type))
+    return Status(Error::invalid_argument, "attr '" + spec.name + "' of op " + op + " must be " +
+                                               spec.type + ", got " + v.type_name() + " " +
+                                               v.to_string());
+  if (!spec.allowed_types.empty()) {
+    auto check = [&](DType t) {
+      if (std::find(spec.allowed_types.begin(), spec.allowed_types.end(), base_dtype(t)) !=
+          spec.allowed_types.end())
+        return ok_status();
+      std::string names;
+      for (DType a : spec.allowed_types) names += (names.empty() ? "" : ", ") + dtype_name(a);
+      return Status(Error::invalid_argument, "attr '" + spec.name + "' of op " + op + " is " +
+                                                 dtype_name(t) + ", which is not one of {" +
+                                                 names + "}");
+    };
+    if (const DType* t = v.get_if<DType>()) TF_RETURN_IF_ERROR(check(*t));
+    if (const AttrList* l = v.get_if<AttrList>())
+      for (DType t : l->type) TF_RETURN_IF_ERROR(check(t));
+  }
+  if (spec.minimum) {
+    // The int value, or the length of a list; nothing for other kinds.
+    std::optional<int64_t> n;
+    if (const int64_t* i = v.get_if<int64_t>()) n = *i;
+    if (const AttrList* l = v.get_if<AttrList>()) n = static_cast<int64_t>(l->size());
+    if (n && *n < *spec.minimum)
+      return Status(Error::invalid_argument, "attr '" + spec.name + "' of op " + op + " is " +
+                                                 std::to_string(*n) + ", less than the minimum " +
+                                                 std::to_string(*spec.minimum));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status OpDef::check_attrs(const AttrMap& attrs, bool* needs_defaults) const {
+  *needs_defaults = false;
   for (const AttrSpec& spec : attrs_) {
     auto it = attrs.find(spec.name);
     if (it == attrs.end()) {
       if (!spec.default_value)
         return Status(Error::invalid_argument, "op " + name_ + " needs attr '" + spec.name +
                                                    "' of type " + spec.type);
-      it = attrs.emplace(spec.name, *spec.default_value).first;
+      *needs_defaults = true;
     }
-    const AttrValue& v = it->second;
-    if (!value_has_type(v, spec.type))
-      return Status(Error::invalid_argument, "attr '" + spec.name + "' of op " + name_ +
-                                                 " must be " + spec.type + ", got " +
-                                                 v.type_name() + " " + v.to_string());
-    if (!spec.allowed_types.empty()) {
-      auto allowed = [&](DType t) {
-        return std::find(spec.allowed_types.begin(), spec.allowed_types.end(), base_dtype(t)) !=
-               spec.allowed_types.end();
-      };
-      std::vector<DType> types;
-      if (const DType* t = v.get_if<DType>()) types.push_back(*t);
-      if (const AttrList* l = v.get_if<AttrList>()) types = l->type;
-      for (DType t : types)
-        if (!allowed(t)) {
-          std::string names;
-          for (DType a : spec.allowed_types) names += (names.empty() ? "" : ", ") + dtype_name(a);
-          return Status(Error::invalid_argument, "attr '" + spec.name + "' of op " + name_ +
-                                                     " is " + dtype_name(t) +
-                                                     ", which is not one of {" + names + "}");
-        }
-    }
-    if (spec.minimum) {
-      // The int value, or the length of a list; nothing for other kinds.
-      std::optional<int64_t> n;
-      if (const int64_t* i = v.get_if<int64_t>()) n = *i;
-      if (const AttrList* l = v.get_if<AttrList>()) n = static_cast<int64_t>(l->size());
-      if (n && *n < *spec.minimum)
-        return Status(Error::invalid_argument, "attr '" + spec.name + "' of op " + name_ +
-                                                   " is " + std::to_string(*n) +
-                                                   ", less than the minimum " +
-                                                   std::to_string(*spec.minimum));
-    }
+    TF_RETURN_IF_ERROR(check_attr(name_, spec, it == attrs.end() ? *spec.default_value : it->second));
   }
+  return ok_status();
+}
+
+void OpDef::add_default_attrs(AttrMap& attrs) const {
+  for (const AttrSpec& spec : attrs_)
+    if (spec.default_value) attrs.emplace(spec.name, *spec.default_value);
+}
+
+Status OpDef::check_and_complete_attrs(AttrMap& attrs) const {
+  bool needs_defaults = false;
+  TF_RETURN_IF_ERROR(check_attrs(attrs, &needs_defaults));
+  if (needs_defaults) add_default_attrs(attrs);
   return ok_status();
 }
 

@@ -92,6 +92,11 @@ class OpDef {
   // a missing attr without default, an ill-typed attr, a type not allowed
   // or an int below its minimum is an error naming the attr.
   Status check_and_complete_attrs(AttrMap& attrs) const;
+  // The same checks without changing `attrs`: a missing attr with a
+  // default is checked as its default and sets *needs_defaults.
+  Status check_attrs(const AttrMap& attrs, bool* needs_defaults) const;
+  // Adds the defaults of the attrs `attrs` lacks.
+  void add_default_attrs(AttrMap& attrs) const;
   // The dtypes of the node's input / output tensors, in order (a `N * T`
   // argument expands to N entries). Attrs must have been completed.
   Expected<std::vector<DType>> input_types(const AttrMap& attrs) const;
