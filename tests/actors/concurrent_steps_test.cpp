@@ -99,6 +99,39 @@ BOOST_AUTO_TEST_CASE(a_hundred_concurrent_loop_steps_each_get_their_own_result) 
     }
 }
 
+BOOST_AUTO_TEST_CASE(concurrent_first_steps_of_different_signatures) {
+  // Every thread's (feeds, fetches) is new to the session when the threads
+  // start: the signatures are prepared concurrently.
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(divided_loop()), m);
+      const std::vector<std::vector<std::string>> fetch_sets = {
+          {"w/acc_exit"}, {"w/Exit"}, {"w/acc_exit", "w/Exit"}, {"w/Exit", "w/acc_exit"}, {"w/acc_exit:0"}};
+      std::vector<std::string> errors(40);
+      std::vector<std::thread> threads;
+      for (int k = 0; k < 40; ++k)
+        threads.emplace_back([&, k] {
+          const auto& fetches = fetch_sets[static_cast<size_t>(k) % fetch_sets.size()];
+          const int n = 2 + k % 9, d = 1 + k % 4;
+          auto r = s->run({{"n", Tensor::scalar<int32_t>(n)}, {"d", Tensor::scalar<int32_t>(d)}}, fetches);
+          if (!r.ok()) {
+            errors[static_cast<size_t>(k)] = r.status().to_string();
+            return;
+          }
+          for (size_t f = 0; f < fetches.size(); ++f) {
+            const int want = fetches[f] == "w/Exit" ? n : n * (100 / d);
+            if (r->at(f).scalar_value<int32_t>() != want)
+              errors[static_cast<size_t>(k)] = fetches[f] + " is " + std::to_string(r->at(f).scalar_value<int32_t>()) +
+                                                ", not " + std::to_string(want);
+          }
+        });
+      for (std::thread& t : threads) t.join();
+      for (int k = 0; k < 40; ++k) BOOST_TEST(errors[static_cast<size_t>(k)].empty(), "step " << k << ": " << errors[static_cast<size_t>(k)]);
+      BOOST_TEST(no_step_actor_left(*s));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(concurrent_assign_adds_on_one_variable_are_atomic) {
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
