@@ -161,6 +161,18 @@ Status Executable::init() {
     frames_[f].parent = info.parent;
     frames_[f].parallel_iterations = std::max<int64_t>(info.parallel_iterations, 1);
   }
+  // Item i's out edges are edges_[edge_start[i] .. edge_start[i + 1]), its
+  // dereferenced inputs deref_[deref_start[i] .. deref_start[i + 1]); the
+  // items' lists point there once both arrays are complete.
+  std::vector<uint32_t> edge_start(static_cast<size_t>(n) + 1, 0);
+  std::vector<uint32_t> deref_start(static_cast<size_t>(n) + 1, 0);
+  auto edges_of = [&](int i) {
+    return std::make_pair(edges_.begin() + edge_start[static_cast<size_t>(i)],
+                          edges_.begin() + edge_start[static_cast<size_t>(i) + 1]);
+  };
+  size_t num_edges = 0;
+  for (NodeId id = 0; id < n; ++id) num_edges += graph_.out_edges(id).size();
+  edges_.reserve(num_edges);
 
   for (NodeId id = 0; id < n; ++id) {
     const graph::Node& node = graph_.node(id);
@@ -215,16 +227,15 @@ Status Executable::init() {
       const size_t port = static_cast<size_t>(node.inputs[i].port);
       if (port < src.output_types.size() && ops::is_ref(src.output_types[port]) &&
           !ops::is_ref(node.input_types[i]))
-        item.deref_inputs.push_back(static_cast<int>(i));
+        deref_.push_back(static_cast<int>(i));
     }
+    deref_start[static_cast<size_t>(id) + 1] = static_cast<uint32_t>(deref_.size());
     if (item.kind == NodeKind::merge) {
       const bool* first_live = node.attr<bool>("_tagflow_first_live");
       item.merge_first_live = first_live != nullptr && *first_live;
-      item.merge_back_edge.resize(node.inputs.size());
-      for (size_t i = 0; i < node.inputs.size(); ++i) {
-        const graph::Node& src = graph_.node(node.inputs[i].node);
+      for (const graph::Endpoint& in : node.inputs) {
+        const graph::Node& src = graph_.node(in.node);
         bool back = src.def != nullptr && src.def->role() == ops::OpRole::next_iteration;
-        item.merge_back_edge[i] = back;
         (back ? item.merge_back_inputs : item.merge_forward_inputs)++;
       }
     }
@@ -243,36 +254,41 @@ Status Executable::init() {
       ++num_recvs_;
     }
 
-    for (const graph::OutEdge& e : graph_.out_edges(id)) item.out_edges.push_back({e.src_port, e.dst, e.dst_input, false});
-    std::stable_sort(item.out_edges.begin(), item.out_edges.end(), [](const EdgeOut& a, const EdgeOut& b) {
+    for (const graph::OutEdge& e : graph_.out_edges(id)) edges_.push_back({e.src_port, e.dst, e.dst_input, false});
+    edge_start[static_cast<size_t>(id) + 1] = static_cast<uint32_t>(edges_.size());
+    auto [first, last] = edges_of(id);
+    std::stable_sort(first, last, [](const EdgeOut& a, const EdgeOut& b) {
       return (a.src_port < 0 ? 1 << 30 : a.src_port) < (b.src_port < 0 ? 1 << 30 : b.src_port);
     });
     // Edges are grouped by port: the last one of each port may take the value.
-    for (size_t k = 0; k < item.out_edges.size(); ++k) {
-      EdgeOut& e = item.out_edges[k];
-      e.last_use = e.src_port >= 0 &&
-                   (k + 1 == item.out_edges.size() || item.out_edges[k + 1].src_port != e.src_port);
-    }
-    for (const EdgeOut& e : item.out_edges)
-      if (e.src_port >= item.num_outputs)
+    for (auto e = first; e != last; ++e)
+      e->last_use = e->src_port >= 0 && (e + 1 == last || (e + 1)->src_port != e->src_port);
+    for (auto e = first; e != last; ++e)
+      if (e->src_port >= item.num_outputs)
         return Status(ops::Error::invalid_graph,
                       fmt::format("node '{}' on partition {} has no output {}", node.name,
-                                  partition_, e.src_port));
+                                  partition_, e->src_port));
   }
   for (NodeItem& item : items_) {
-    for (EdgeOut& e : item.out_edges) {
-      if (e.src_port == 1 && item.kind == NodeKind::merge) item.merge_index_used = true;
-      const NodeItem& dst = items_[static_cast<size_t>(e.dst)];
-      e.dst_merge = dst.kind == NodeKind::merge;
-      e.dst_expensive = dst.expensive;
-      e.dst_local = dst.local_id;
-      e.dst_input = e.dst_slot == graph::kControlPort ? -1 : dst.input_start + e.dst_slot;
+    auto [first, last] = edges_of(item.node_id);
+    for (auto e = first; e != last; ++e) {
+      if (e->src_port == 1 && item.kind == NodeKind::merge) item.merge_index_used = true;
+      const NodeItem& dst = items_[static_cast<size_t>(e->dst)];
+      e->dst_merge = dst.kind == NodeKind::merge;
+      e->dst_expensive = dst.expensive;
+      e->dst_local = dst.local_id;
+      e->dst_input = e->dst_slot == graph::kControlPort ? -1 : dst.input_start + e->dst_slot;
     }
     if (item.kind == NodeKind::enter && !item.is_constant &&
-        std::any_of(item.out_edges.begin(), item.out_edges.end(), [](const EdgeOut& e) {
+        std::any_of(first, last, [](const EdgeOut& e) {
           return !e.dst_merge || e.dst_slot == graph::kControlPort;
         }))
       frames_[static_cast<size_t>(item.enter_frame)].enters_beyond_merges.push_back(item.node_id);
+  }
+  for (NodeItem& item : items_) {
+    const size_t i = static_cast<size_t>(item.node_id);
+    item.out_edges = ItemList<EdgeOut>(edges_.data() + edge_start[i], edge_start[i + 1] - edge_start[i]);
+    item.deref_inputs = ItemList<int>(deref_.data() + deref_start[i], deref_start[i + 1] - deref_start[i]);
   }
   find_skippable_frames();
   return ops::ok_status();

@@ -21,7 +21,7 @@ using ops::Expected;
 using ops::Status;
 
 // How the executor treats a node (DESIGN.md §3).
-enum class NodeKind {
+enum class NodeKind : uint8_t {
   ordinary,
   switch_op,
   switch_n,
@@ -53,40 +53,61 @@ struct EdgeOut {
   int dst_input = -1;  // dst's input slot; -1 for a control edge
 };
 
+// A read-only list in one of an Executable's arrays: a node's out edges and
+// its dereferenced inputs all live in one array each, not one allocation
+// per node (docs/performance.md, "Large graphs").
+template <class T>
+class ItemList {
+ public:
+  ItemList() = default;
+  ItemList(const T* data, size_t size) : data_(data), size_(static_cast<uint32_t>(size)) {}
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return data_[i]; }
+
+ private:
+  const T* data_ = nullptr;
+  uint32_t size_ = 0;
+};
+
+// Fields ordered by size: an Executable holds one per node.
 struct NodeItem {
-  NodeId node_id = graph::kNoNode;
   const graph::Node* node = nullptr;  // owned by the Executable's graph
-  NodeKind kind = NodeKind::ordinary;
   std::unique_ptr<ops::Kernel> kernel;  // ordinary nodes only
-  bool expensive = false;  // worth handing to a worker (MatMul and the like)
+  const std::string* transfer_key = nullptr;  // _Send/_Recv: tensor_name
+  ItemList<EdgeOut> out_edges;  // data edges by port, then control edges
+  // Inputs fed by a ref output (a variable's handle) that the node takes
+  // as a plain value: the executor reads the variable when the node runs.
+  ItemList<int> deref_inputs;
+  NodeId node_id = graph::kNoNode;
   FrameId frame = graph::kRootFrame;  // the static frame of this node
   int local_id = 0;       // index among its frame's nodes
   int input_start = 0;    // first input slot in its frame's iteration state
   int num_inputs = 0;     // data inputs
   int num_control_inputs = 0;
   int num_outputs = 0;
-  std::vector<EdgeOut> out_edges;  // data edges by port, then control edges
-  // Enter: the frame it enters, and whether its value is a loop invariant.
+  // Enter: the frame it enters (and, below, whether its value is a loop
+  // invariant).
   FrameId enter_frame = graph::kRootFrame;
-  bool is_constant = false;
-  // Merge: data inputs that come from NextIteration (back edges); iteration
-  // 0 waits only for the others, later iterations only for these.
-  std::vector<bool> merge_back_edge;
+  // Merge: data inputs that come from NextIteration (back edges) and the
+  // others; iteration 0 waits only for the others, later iterations only
+  // for these.
   int merge_forward_inputs = 0;
   int merge_back_inputs = 0;
-  bool merge_index_used = false;  // some edge reads its value_index output
-  // A Merge the partitioner made to learn whether any input is live: it
-  // takes the first live input even under strict-merge.
-  bool merge_first_live = false;
   int index = 0;  // _Arg / _Retval index
   // _Send: the partition (index into the partitions built together) and the
   // _Recv item its value goes to; set by Executable::build_partitions.
   int transfer_partition = -1;
   int transfer_item = -1;
-  const std::string* transfer_key = nullptr;  // _Send/_Recv: tensor_name
-  // Inputs fed by a ref output (a variable's handle) that the node takes
-  // as a plain value: the executor reads the variable when the node runs.
-  std::vector<int> deref_inputs;
+  NodeKind kind = NodeKind::ordinary;
+  bool expensive = false;  // worth handing to a worker (MatMul and the like)
+  bool is_constant = false;  // Enter
+  bool merge_index_used = false;  // some edge reads its value_index output
+  // A Merge the partitioner made to learn whether any input is live: it
+  // takes the first live input even under strict-merge.
+  bool merge_first_live = false;
 };
 
 // The per-iteration counters of one node instance (DESIGN.md §3).
@@ -120,6 +141,11 @@ struct FrameLayout {
 
 class Executable {
  public:
+  Executable() = default;
+  // Its items point into its own arrays.
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
   // Makes every kernel and lays out every frame. The graph must be
   // validated; errors (a kernel that cannot be made, an unsupported op)
   // name the node. `partition` names the partition in error messages.
@@ -151,6 +177,8 @@ class Executable {
   graph::Graph graph_;
   graph::ControlFlowInfo control_flow_;
   std::vector<NodeItem> items_;  // indexed by NodeId
+  std::vector<EdgeOut> edges_;   // every item's out_edges, item after item
+  std::vector<int> deref_;       // every item's deref_inputs
   std::vector<FrameLayout> frames_;
   std::string partition_;
   int num_args_ = 0;
