@@ -185,6 +185,11 @@ size_t vector_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
 }
 
+template <class T, uint32_t N>
+size_t vector_bytes(const ops::SmallVector<T, N>& v) {
+  return v.on_heap() ? v.capacity() * sizeof(T) : 0;
+}
+
 size_t node_heap_bytes(const Node& n) {
   using ops::heap_bytes;
   size_t b = heap_bytes(n.name) + heap_bytes(n.op) + heap_bytes(n.device) + heap_bytes(n.attrs) +

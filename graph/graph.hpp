@@ -79,15 +79,15 @@ struct Node {
   std::string op;
   std::string device;  // as written: full, partial, legacy or empty
   ops::AttrMap attrs;  // after validate(): defaults of the op added
-  std::vector<Endpoint> inputs;         // data inputs, in order
+  ops::SmallVector<Endpoint, 2> inputs;  // data inputs, in order
   std::vector<NodeId> control_inputs;   // "^name" inputs, in order
   std::shared_ptr<const NodeDebugInfo> debug_info;  // nullptr when it has none
 
   // Resolved by validate(); def is nullptr for an op tagflow does not know
   // (and for function calls, see Graph::library()).
   const ops::OpDef* def = nullptr;
-  std::vector<DType> input_types;
-  std::vector<DType> output_types;
+  ops::DTypes input_types;
+  ops::DTypes output_types;
 
   // A typed attr or nullptr: node.attr<int64_t>("N").
   template <class T>

@@ -24,8 +24,8 @@ struct Resolved {
   std::optional<ops::AttrMap> completed_attrs;  // the node's attrs with defaults added
   bool known_inputs = false;   // input_types is the full signature
   bool known_outputs = false;  // output_types is the full signature
-  std::vector<DType> input_types;
-  std::vector<DType> output_types;
+  ops::DTypes input_types;
+  ops::DTypes output_types;
 };
 
 const tensorflow::FunctionDef* find_function(const Graph& g, const std::string& name) {
@@ -133,13 +133,13 @@ Status check_edges(const Graph& g, const std::vector<Resolved>& resolved) {
   for (NodeId dst = 0; dst < g.num_nodes(); ++dst) {
     const Node& n = g.node(dst);
     const Resolved& rd = resolved[static_cast<size_t>(dst)];
-    const std::vector<DType>& input_types = rd.kept ? n.input_types : rd.input_types;
+    const ops::DTypes& input_types = rd.kept ? n.input_types : rd.input_types;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Endpoint& e = n.inputs[i];
       const Node& src = g.node(e.node);
       const Resolved& rs = resolved[static_cast<size_t>(e.node)];
       if (!rs.known_outputs) continue;
-      const std::vector<DType>& output_types = rs.kept ? src.output_types : rs.output_types;
+      const ops::DTypes& output_types = rs.kept ? src.output_types : rs.output_types;
       const size_t outputs = output_types.size();
       if (static_cast<size_t>(e.port) >= outputs)
         return Status(Error::invalid_graph,
@@ -240,7 +240,7 @@ Status validate(Graph& g, const ValidateOptions& options) {
     n.def = r.def;
     if (r.completed_attrs) n.attrs = std::move(*r.completed_attrs);
     // A function call keeps the types its signature fixes, if all are known.
-    auto all_known = [](const std::vector<DType>& types) {
+    auto all_known = [](const ops::DTypes& types) {
       return std::find(types.begin(), types.end(), DType::invalid) == types.end();
     };
     n.input_types.clear();

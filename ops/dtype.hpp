@@ -11,6 +11,8 @@
 
 #include <Eigen/Core>  // Eigen::half, Eigen::bfloat16
 
+#include "ops/small_vector.hpp"
+
 namespace tagflow::ops {
 
 enum class DType : int {
@@ -39,6 +41,11 @@ enum class DType : int {
   uint32 = 22,
   uint64 = 23,
 };
+
+// The dtypes of a node's inputs or outputs: nearly always a few, kept
+// inline.
+using DTypes = SmallVector<DType, 4>;
+
 
 constexpr int kRefOffset = 100;
 

@@ -24,8 +24,8 @@ class ResourceManager;  // ops/resource.hpp: per-session state
 struct KernelInit {
   const std::string& node_name;
   const AttrMap& attrs;
-  const std::vector<DType>& input_types;
-  const std::vector<DType>& output_types;
+  const DTypes& input_types;
+  const DTypes& output_types;
 
   // The attr `name` as T (int64_t, float, bool, std::string, DType,
   // AttrList, PartialShape, Tensor, NameAttrList); an error names the attr.
