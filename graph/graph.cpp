@@ -101,15 +101,16 @@ Node& Graph::mutable_node(NodeId id) {
   return chunk->nodes[static_cast<size_t>(id) & kChunkMask];
 }
 
-size_t Graph::slot_of(std::string_view name) const {
+size_t Graph::slot_of(std::string_view name, uint32_t hash) const {
   const size_t mask = by_name_.size() - 1;
-  size_t i = std::hash<std::string_view>{}(name) & mask;
-  while (by_name_[i] != kNoNode && node(by_name_[i]).name != name) i = (i + 1) & mask;
+  size_t i = hash & mask;
+  while (by_name_[i].id != kNoNode && (by_name_[i].hash != hash || node(by_name_[i].id).name != name))
+    i = (i + 1) & mask;
   return i;
 }
 
 NodeId Graph::find(std::string_view name) const {
-  return by_name_.empty() ? kNoNode : by_name_[slot_of(name)];
+  return by_name_.empty() ? kNoNode : by_name_[slot_of(name, name_hash(name))].id;
 }
 
 void Graph::reserve(int n) {
@@ -117,13 +118,22 @@ void Graph::reserve(int n) {
   size_t slots = 16;
   while (slots < 2 * static_cast<size_t>(n)) slots *= 2;
   if (slots <= by_name_.size()) return;
-  by_name_.assign(slots, kNoNode);
-  for (NodeId id = 0; id < num_nodes_; ++id) by_name_[slot_of(node(id).name)] = id;
+  std::vector<NameSlot> old(slots, NameSlot{0, kNoNode});
+  old.swap(by_name_);
+  const size_t mask = slots - 1;
+  for (const NameSlot& s : old) {
+    if (s.id == kNoNode) continue;
+    size_t i = s.hash & mask;
+    while (by_name_[i].id != kNoNode) i = (i + 1) & mask;
+    by_name_[i] = s;
+  }
 }
 
 void Graph::index(NodeId id) {
-  if (2 * static_cast<size_t>(num_nodes_) > by_name_.size()) reserve(2 * num_nodes_);
-  by_name_[slot_of(node(id).name)] = id;
+  if (2 * static_cast<size_t>(num_nodes_) > by_name_.size()) reserve(num_nodes_);
+  const std::string& name = node(id).name;
+  const uint32_t hash = name_hash(name);
+  by_name_[slot_of(name, hash)] = NameSlot{hash, id};
 }
 
 void Graph::build_out_edges() const {

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -244,14 +245,22 @@ class Graph {
   void build_out_edges() const;
   size_t chunk_bytes(bool shared) const;
   size_t unshared_chunk_bytes() const;
-  size_t slot_of(std::string_view name) const;  // its slot, or the empty one it would take
+  struct NameSlot {
+    uint32_t hash;  // of the name: probes skip other names without reading their node
+    NodeId id;      // kNoNode: free
+  };
+  static uint32_t name_hash(std::string_view name) {
+    return static_cast<uint32_t>(std::hash<std::string_view>{}(name));
+  }
+  // The name's slot, or the free one it would take.
+  size_t slot_of(std::string_view name, uint32_t hash) const;
   void index(NodeId id);
 
   std::vector<std::shared_ptr<Chunk>> chunks_;
   int num_nodes_ = 0;
-  // Open addressing, linear probing; kNoNode marks a free slot. At most
-  // half full; its size is a power of two.
-  std::vector<NodeId> by_name_;
+  // Open addressing, linear probing. At most half full; its size is a
+  // power of two.
+  std::vector<NameSlot> by_name_;
   Versions versions_;
   std::unique_ptr<tensorflow::FunctionDefLibrary> library_;
   // Consumers of node i: out_edges_[out_start_[i] .. out_start_[i + 1]).

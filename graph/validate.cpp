@@ -165,18 +165,18 @@ Status check_edges(const Graph& g, const std::vector<Resolved>& resolved) {
 std::vector<NodeId> find_cycle(const Graph& g) {
   enum : uint8_t { kNew, kOnStack, kDone };
   std::vector<uint8_t> state(static_cast<size_t>(g.num_nodes()), kNew);
-  auto skipped = [&](NodeId src, NodeId dst) {
-    return node_role(g.node(src)) == OpRole::next_iteration &&
-           node_role(g.node(dst)) == OpRole::merge;
-  };
   struct Frame {
     NodeId node;
     size_t next_edge;
+    bool next_iteration;  // its edges into Merges are skipped
+  };
+  auto frame = [&](NodeId id) {
+    return Frame{id, 0, node_role(g.node(id)) == OpRole::next_iteration};
   };
   std::vector<Frame> stack;
   for (NodeId root = 0; root < g.num_nodes(); ++root) {
     if (state[static_cast<size_t>(root)] != kNew) continue;
-    stack.push_back({root, 0});
+    stack.push_back(frame(root));
     state[static_cast<size_t>(root)] = kOnStack;
     while (!stack.empty()) {
       Frame& top = stack.back();
@@ -187,7 +187,7 @@ std::vector<NodeId> find_cycle(const Graph& g) {
         continue;
       }
       NodeId dst = edges[top.next_edge++].dst;
-      if (skipped(top.node, dst)) continue;
+      if (top.next_iteration && node_role(g.node(dst)) == OpRole::merge) continue;
       uint8_t& s = state[static_cast<size_t>(dst)];
       if (s == kOnStack) {
         std::vector<NodeId> cycle;
@@ -198,7 +198,7 @@ std::vector<NodeId> find_cycle(const Graph& g) {
       }
       if (s == kNew) {
         s = kOnStack;
-        stack.push_back({dst, 0});
+        stack.push_back(frame(dst));
       }
     }
   }
