@@ -160,6 +160,8 @@ Status Executable::init() {
     frames_[f].name = info.name;
     frames_[f].parent = info.parent;
     frames_[f].parallel_iterations = std::max<int64_t>(info.parallel_iterations, 1);
+    frames_[f].items.reserve(info.nodes.size());
+    frames_[f].initial_state.reserve(info.nodes.size());
   }
   // Item i's out edges are edges_[edge_start[i] .. edge_start[i + 1]), its
   // dereferenced inputs deref_[deref_start[i] .. deref_start[i + 1]); the
@@ -292,6 +294,28 @@ Status Executable::init() {
   }
   find_skippable_frames();
   return ops::ok_status();
+}
+
+namespace {
+
+template <class T>
+size_t vector_bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+}  // namespace
+
+size_t Executable::memory_bytes() const {
+  size_t b = sizeof(Executable) + vector_bytes(items_) + vector_bytes(edges_) + vector_bytes(deref_) +
+             vector_bytes(frames_) + vector_bytes(control_flow_.frames) + vector_bytes(control_flow_.frame_of);
+  for (const NodeItem& item : items_)
+    if (item.kernel) b += 2 * sizeof(void*);  // its vtable pointer and a word of state
+  for (const FrameLayout& f : frames_)
+    b += vector_bytes(f.items) + vector_bytes(f.exits) + vector_bytes(f.sources) +
+         vector_bytes(f.enters_beyond_merges) + vector_bytes(f.initial_state);
+  for (const graph::FrameInfo& f : control_flow_.frames)
+    b += vector_bytes(f.enters) + vector_bytes(f.exits) + vector_bytes(f.children) + vector_bytes(f.nodes);
+  return b;
 }
 
 void Executable::find_skippable_frames() {

@@ -169,6 +169,11 @@ class Executable {
   int num_retvals() const { return num_retvals_; }
   bool has_control_flow() const { return frames_.size() > 1; }
   bool has_recvs() const { return num_recvs_ > 0; }
+  // Bytes of what the Executable adds to its graph: items, edge and input
+  // arrays, frame layouts, control-flow info; an account from sizes and
+  // capacities that counts a kernel as a pointer-sized object (tests and
+  // benchmarks bound the bytes per node with it).
+  size_t memory_bytes() const;
 
  private:
   Status init();

@@ -64,6 +64,9 @@ class FrameBuilder {
   Status collect() {
     std::vector<NodeId> first_next_iteration(info_.frames.size(), kNoNode);
     std::vector<bool> receives(info_.frames.size(), false);
+    std::vector<size_t> sizes(info_.frames.size(), 0);
+    for (FrameId f : info_.frame_of) ++sizes[static_cast<size_t>(f)];
+    for (size_t f = 0; f < sizes.size(); ++f) info_.frames[f].nodes.reserve(sizes[f]);
     for (NodeId id = 0; id < g_.num_nodes(); ++id) {
       FrameId f = frame_of(id);
       FrameInfo& frame = info_.frames[static_cast<size_t>(f)];
