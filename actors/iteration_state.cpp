@@ -14,9 +14,13 @@ namespace {
 // for a Merge) must not make it ready again.
 constexpr int kFired = -(1 << 28);
 
-bool is_true(const ops::Tensor& pred) {
-  return pred.num_elements() > 0 && pred.dtype() == ops::DType::boolean &&
-         pred.data<bool>()[0];
+// A Switch or LoopCond predicate is a scalar bool and a _SwitchN index a
+// scalar int32 (TensorFlow's rule): element 0 of anything else is no answer.
+Status check_scalar(const ops::Tensor& t, ops::DType want, const char* what) {
+  if (ops::base_dtype(t.dtype()) == want && t.shape().is_scalar()) return ops::ok_status();
+  return Status(ops::Error::invalid_argument,
+                fmt::format("the {} must be a scalar {}, not {} of shape {}", what,
+                            ops::dtype_name(want), ops::dtype_name(t.dtype()), t.shape().to_string()));
 }
 
 }  // namespace
@@ -255,6 +259,8 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
     case NodeKind::loop_cond:
       if (!any_dead) {
         if (item.kind == NodeKind::loop_cond) {
+          Status p = check_scalar(in[0], ops::DType::boolean, "predicate");
+          if (!p.ok()) return node_error(item, p);
           outp[0] = std::move(in[0]);
         } else {
           ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources,
@@ -272,11 +278,17 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       node_dead = false;
       break;
     case NodeKind::switch_op:
-      if (!any_dead) outp[is_true(in[1]) ? 1 : 0] = std::move(in[0]);
+      if (!any_dead) {
+        Status p = check_scalar(in[1], ops::DType::boolean, "predicate");
+        if (!p.ok()) return node_error(item, p);
+        outp[in[1].data<bool>()[0] ? 1 : 0] = std::move(in[0]);
+      }
       break;
     case NodeKind::switch_n:
       if (!any_dead) {
-        int64_t index = in[1].num_elements() > 0 ? in[1].data<int32_t>()[0] : -1;
+        Status p = check_scalar(in[1], ops::DType::int32, "branch index");
+        if (!p.ok()) return node_error(item, p);
+        int64_t index = in[1].data<int32_t>()[0];
         if (index < 0 || index >= item.num_outputs) index = item.num_outputs - 1;
         outp[index] = std::move(in[0]);
       }

@@ -131,7 +131,7 @@ class SessionConfig : public caf::actor_system_config {
 struct Prepared {
   std::vector<std::shared_ptr<const Executable>> execs;
   std::vector<std::string> partition_names;
-  std::vector<ops::DType> feed_types;
+  std::vector<graph::DeclaredOutput> feeds;  // what the graph declares at each feed
   std::vector<caf::actor> partitions;
   std::vector<caf::actor> workers;
 };
@@ -205,7 +205,7 @@ struct Session::Impl {
       }
     }
     TF_ASSIGN_OR_RETURN(p.execs, Executable::build_partitions(std::move(graphs), p.partition_names));
-    p.feed_types = std::move(sg.feed_types);
+    p.feeds = std::move(sg.feeds);
     for (const auto& exec : p.execs) p.partitions.push_back(system.spawn<PartitionActor>(exec, sg.fetches));
     // Workers only pay off when another core can run them.
     size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
@@ -278,14 +278,8 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   impl_->last_partitions = p->partition_names;
   std::vector<ops::Tensor> fed;
   for (size_t i = 0; i < feeds.size(); ++i) {
-    const ops::Tensor& t = feeds[i].second;
-    if (!t.valid())
-      return Status(ops::Error::invalid_argument, fmt::format("feed '{}' has no value", feeds[i].first));
-    if (ops::base_dtype(t.dtype()) != p->feed_types[i])
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("feed '{}' is {} but the graph produces {} there", feeds[i].first,
-                                ops::dtype_name(t.dtype()), ops::dtype_name(p->feed_types[i])));
-    fed.push_back(t);
+    TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
+    fed.push_back(feeds[i].second);
   }
   const uint64_t step_id = impl_->next_step++;
   auto waiter = std::make_shared<StepWaiter>(static_cast<int>(p->partitions.size()));
