@@ -123,6 +123,10 @@ Expected<Container> classify(std::string_view bytes, const std::string& source) 
   return Container::graph_def;
 }
 
+bool is_empty(const tensorflow::GraphDef& def) {
+  return def.node_size() == 0 && def.library().function_size() == 0;
+}
+
 Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::string& source) {
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     return parse_error(source, "file is larger than protobuf's 2 GiB limit");
@@ -153,8 +157,7 @@ Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::s
   }
   // Bytes that happen to decode (a wrong file, a cut at a field boundary of
   // a small file) must not become a silently empty graph.
-  if (def.node_size() == 0 && def.library().function_size() == 0)
-    return parse_error(source, "binary GraphDef has no nodes and no functions");
+  if (is_empty(def)) return parse_error(source, "binary GraphDef has no nodes and no functions");
   return def;
 }
 
@@ -275,6 +278,8 @@ Expected<Graph> import_graph_text(std::string_view text, const std::string& sour
   if (!parser.Parse(&input, &def))
     return Status(Error::parse_error,
                   errors.first().empty() ? source + ": malformed text GraphDef" : errors.first());
+  // Blank text, a comment or a lone `versions` is no program to run.
+  if (is_empty(def)) return parse_error(source, "text GraphDef has no nodes and no functions");
   return graph_from_proto(def, source);
 }
 

@@ -2,9 +2,9 @@
 // content) into a Graph. Parsing uses protobuf's own TextFormat parser and
 // binary decoder; errors (parse_error) carry the source name and, for text,
 // FILE:LINE:COL. A binary input is first read as bare wire fields, so that
-// a truncated or foreign file is refused without a typed parse; one that
-// decodes to no nodes and no functions is refused too, never returned as an
-// empty graph. Import resolves node names and inputs ("name", "name:k",
+// a truncated or foreign file is refused without a typed parse. An input,
+// text or binary, that holds no nodes and no functions (a blank or one-byte
+// file) is refused too, never returned as an empty graph. Import resolves node names and inputs ("name", "name:k",
 // "^name"; data inputs before control inputs) and reports, naming the node,
 // a missing node, a malformed input, a negative port and a duplicate name
 // (invalid_graph); it does not check ops, ports or dtypes: that is

@@ -133,6 +133,20 @@ BOOST_AUTO_TEST_CASE(an_empty_file_is_an_error) {
   BOOST_TEST(contains(binary_error(""), "empty file"));
 }
 
+BOOST_AUTO_TEST_CASE(a_blank_or_one_byte_file_is_an_error_not_an_empty_graph) {
+  for (const char* text : {"\n", " ", "\t", "# a comment\n", "versions { producer: 27 }"}) {
+    std::string e = binary_error(text);
+    BOOST_TEST(contains(e, "parse_error: bad.pb: text GraphDef has no nodes and no functions"), e);
+  }
+  for (const char* one : {"x", "{", "\x08", "\x12", "\x01"}) {
+    auto g = import_graph_bytes(one, "one.pb");
+    BOOST_TEST(!g.ok(), "'" << one << "' imported");
+    if (!g.ok()) BOOST_TEST((g.status().code() == Error::parse_error), g.status().to_string());
+  }
+  // A graph of functions only is a graph.
+  BOOST_TEST(import_graph_text("library { function { signature { name: \"f\" } } }").ok());
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_file_is_not_found) {
   auto g = import_graph_file("/nonexistent/graph.pbtxt");
   BOOST_REQUIRE(!g.ok());
