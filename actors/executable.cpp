@@ -218,6 +218,8 @@ Status Executable::init() {
         item.deref_inputs.push_back(static_cast<int>(i));
     }
     if (item.kind == NodeKind::merge) {
+      const bool* first_live = node.attr<bool>("_tagflow_first_live");
+      item.merge_first_live = first_live != nullptr && *first_live;
       item.merge_back_edge.resize(node.inputs.size());
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         const graph::Node& src = graph_.node(node.inputs[i].node);
@@ -266,6 +268,10 @@ Status Executable::init() {
       e.dst_local = dst.local_id;
       e.dst_input = e.dst_slot == graph::kControlPort ? -1 : dst.input_start + e.dst_slot;
     }
+    if (item.kind == NodeKind::enter && !item.is_constant &&
+        std::any_of(item.out_edges.begin(), item.out_edges.end(),
+                    [](const EdgeOut& e) { return !e.dst_merge; }))
+      frames_[static_cast<size_t>(item.enter_frame)].enters_beyond_merges.push_back(item.node_id);
   }
   return ops::ok_status();
 }

@@ -75,6 +75,9 @@ struct NodeItem {
   int merge_forward_inputs = 0;
   int merge_back_inputs = 0;
   bool merge_index_used = false;  // some edge reads its value_index output
+  // A Merge the partitioner made to learn whether any input is live: it
+  // takes the first live input even under strict-merge.
+  bool merge_first_live = false;
   int index = 0;  // _Arg / _Retval index
   // _Send: the partition (index into the partitions built together) and the
   // _Recv item its value goes to; set by Executable::build_partitions.
@@ -103,6 +106,9 @@ struct FrameLayout {
   int num_recvs = 0;            // _Recvs: each takes one transfer per iteration
   std::vector<int> exits;       // item indices of its Exits
   std::vector<int> sources;     // items ready as soon as an iteration starts
+  // Loop-variable (not is_constant) Enters into the frame that feed nodes
+  // other than Merges: those nodes get a dead input in iterations >= 1.
+  std::vector<int> enters_beyond_merges;
   std::vector<NodeState> initial_state;  // by local id
 };
 

@@ -70,7 +70,7 @@ void IterationActor::on_exit() {
 caf::behavior IterationActor::make_behavior() {
   return {
       [=](start_atom, FrameId frame, Tag& tag, ValueBatch& batch) {
-        state_.reset(*exec_, frame, std::move(tag));
+        state_.reset(*exec_, frame, std::move(tag), step_->context);
         children_.clear();
         outstanding_children_ = 0;
         received_ = 1;

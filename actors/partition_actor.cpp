@@ -154,7 +154,7 @@ void PartitionActor::start_inline(StepPtr step) {
   inline_step_ = std::move(step);
   trace_root(EventKind::frame_created);
   trace_root(EventKind::iteration_started);
-  root_.reset(*exec_, graph::kRootFrame, Tag());
+  root_.reset(*exec_, graph::kRootFrame, Tag(), inline_step_->context);
   fetches_.clear();
   // Transfers that came before the step started here.
   auto route = routes_.find(inline_step_->context.step_id);

@@ -29,8 +29,9 @@ namespace {
 class SessionConfig : public caf::actor_system_config {
  public:
   explicit SessionConfig(const SessionOptions& o) : options_(o) {
-    opt_group{custom_options_, "tagflow"}.add<std::vector<std::string>>(
-        "devices", "full names of the devices graphs are placed on");
+    opt_group{custom_options_, "tagflow"}
+        .add<std::vector<std::string>>("devices", "full names of the devices graphs are placed on")
+        .add<bool>("strict-merge", "a second live input of a Merge is an error, not ignored");
     if (!o.deterministic) {
       // One worker per core unless told otherwise: CAF's own default is at
       // least 4, and on 2 cores the extra workers' polling competes with
@@ -64,6 +65,8 @@ class SessionConfig : public caf::actor_system_config {
     if (e) return Status(ops::Error::parse_error, "configuration: " + caf::to_string(e));
     return ops::ok_status();
   }
+
+  bool strict_merge() const { return caf::get_or(content, "tagflow.strict-merge", false); }
 
   // tagflow.devices, if set: a list of strings.
   Expected<std::vector<std::string>> devices() const {
@@ -291,6 +294,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     step->context.step_id = step_id;
     step->context.events = impl_->options.events;
     step->context.resources = &impl_->resources;
+    step->context.strict_merge = impl_->options.strict_merge || impl_->config->strict_merge();
     step->max_iterations = impl_->options.max_iterations;
     step->timeout = impl_->options.timeout;
     step->deadline = deadline;

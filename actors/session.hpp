@@ -29,6 +29,10 @@ struct SessionOptions {
   EventSink* events = nullptr;  // not owned; must outlive the session
   int64_t max_iterations = 0;   // per frame instance; 0: unbounded
   std::chrono::nanoseconds timeout{0};  // per step; 0: none
+  // A second live input of a Merge in one tag is an error (the
+  // configuration's `tagflow.strict-merge` sets it too); by default the
+  // first live input wins and later ones are ignored, as in TensorFlow.
+  bool strict_merge = false;
   // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`
   // for tagflow's own keys) read into the session's actor system after the
   // embedded default (configs/local.ini); an unreadable file, an unknown key

@@ -67,6 +67,9 @@ class FrameActor : public caf::event_based_actor {
   std::deque<Slot> active_;    // iterations oldest_ .. oldest_ + size - 1
   int64_t oldest_ = 0;         // the oldest iteration not done
   std::optional<std::vector<OutValue>> deferred_;  // for iteration oldest_ + size
+  // Dead NextIteration values for iteration oldest_ + size, which has not
+  // started: they go with it if it starts (start_iteration).
+  std::vector<OutValue> held_dead_;
   std::vector<caf::actor> idle_;
   std::vector<bool> exit_live_;  // by position in layout_.exits
   std::vector<OutValue> fetches_;
