@@ -30,8 +30,8 @@ void KernelBatch::compute(KernelJob& job) const {
   const NodeItem& item = *job.item;
   job.outputs.assign(static_cast<size_t>(item.num_outputs), ops::Tensor());
   ops::KernelContext kctx(job.inputs.data(), item.num_inputs, job.outputs.data(),
-                          item.num_outputs, resources_, step_id_);
-  job.status = item.kernel->compute(kctx);
+                          item.num_outputs, resources_, step_id_, memory_);
+  job.status = ops::run_kernel(*item.kernel, kctx);
   job.inputs.clear();
   if (events_ != nullptr) job.end_ns = events_->now_ns();
 }
@@ -247,7 +247,7 @@ Status IterationState::read_refs(const StepContext& ctx, const NodeItem& item,
 // Moves every live ready expensive node into a new batch (dead ones stay
 // ready: they only propagate deadness).
 Status IterationState::make_batch(const StepContext& ctx, Outbox& out) {
-  auto batch = std::make_shared<KernelBatch>(ctx.resources, ctx.step_id, ctx.events);
+  auto batch = std::make_shared<KernelBatch>(ctx.resources, ctx.step_id, ctx.events, ctx.memory);
   size_t kept = 0;
   for (int i : ready_expensive_) {
     const NodeItem& item = exec_->item(i);
@@ -299,8 +299,8 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
           outp[0] = std::move(in[0]);
         } else {
           ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources,
-                                  ctx.step_id);
-          Status s = item.kernel->compute(kctx);
+                                  ctx.step_id, ctx.memory);
+          Status s = ops::run_kernel(*item.kernel, kctx);
           if (!s.ok()) return node_error(item, s);
           for (int i = 0; i < item.num_outputs; ++i)
             if (!outp[i].valid())

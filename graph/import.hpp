@@ -7,7 +7,8 @@
 // file) is refused too, never returned as an empty graph. Import resolves node names and inputs ("name", "name:k",
 // "^name"; data inputs before control inputs) and reports, naming the node,
 // a missing node, a malformed input, a negative port and a duplicate name
-// (invalid_graph); it does not check ops, ports or dtypes: that is
+// (invalid_graph), and a graph beyond its ImportOptions limits
+// (resource_exhausted); it does not check ops, ports or dtypes: that is
 // validate(). The function library and versions are kept as they are.
 // Stateless; thread-safe.
 #pragma once
@@ -25,14 +26,34 @@ namespace tagflow::graph {
 
 enum class GraphFormat { text, binary };
 
+// The nodes a graph may have unless told otherwise (the session's
+// --max-nodes and [tagflow] max-nodes).
+constexpr int64_t kDefaultMaxNodes = 1'000'000;
+
+// Limits for untrusted graphs, checked on the decoded GraphDef before any
+// node or tensor is made from it; errors (resource_exhausted) name the
+// limit and its option.
+struct ImportOptions {
+  int64_t max_nodes = kDefaultMaxNodes;  // 0: none
+  // What the graph's constants — the tensor attrs of its nodes and of its
+  // functions' nodes — may declare together, as shape x dtype size (a
+  // constant may declare a large shape with one value); default: the
+  // default per-step memory limit (ops::default_memory_limit()); 0: none.
+  int64_t max_constant_bytes = -1;
+};
+
 // Reads `path`; the format is detected from the bytes (a MetaGraphDef or
 // SavedModel container is also accepted and its first graph taken).
-Expected<Graph> import_graph_file(const std::string& path);
+Expected<Graph> import_graph_file(const std::string& path, const ImportOptions& options = {});
 // `source` names the input in error messages (a file name, "<string>").
-Expected<Graph> import_graph_text(std::string_view text, const std::string& source = "<text>");
-Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source = "<binary>");
+Expected<Graph> import_graph_text(std::string_view text, const std::string& source = "<text>",
+                                  const ImportOptions& options = {});
+Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source = "<binary>",
+                                    const ImportOptions& options = {});
 // Detects text or binary from the bytes.
-Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source);
-Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source = "<proto>");
+Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source,
+                                   const ImportOptions& options = {});
+Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source = "<proto>",
+                                 const ImportOptions& options = {});
 
 }  // namespace tagflow::graph
