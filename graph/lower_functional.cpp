@@ -97,11 +97,12 @@ class Lowering {
     // Expansions append their nodes, which this loop reaches in turn. Calls
     // inlined in calls can grow a small graph exponentially: stop at the limit.
     for (size_t i = 0; i < items_.size(); ++i) {
+      const size_t before = items_.size();
       TF_RETURN_IF_ERROR(expand(i));
       if (max_nodes_ > 0 && static_cast<int64_t>(items_.size()) > max_nodes_)
         return Status(Error::resource_exhausted,
-                      "lowering functional ops: inlining " + quoted(items_[i].spec.node.op) + " at node " +
-                          quoted(items_[i].spec.node.name) + " takes the graph past the limit of " +
+                      "lowering functional ops: inlining node " + quoted(items_[i].spec.node.name) +
+                          " (" + std::to_string(items_.size() - before) + " nodes) takes the graph past the limit of " +
                           std::to_string(max_nodes_) + " nodes (--max-nodes, [tagflow] max-nodes)");
     }
     return build(g);
