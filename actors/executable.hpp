@@ -105,6 +105,11 @@ struct FrameLayout {
   int num_enters = 0;           // Enters (of any parent iteration) that enter it
   int num_recvs = 0;            // _Recvs: each takes one transfer per iteration
   std::vector<int> exits;       // item indices of its Exits
+  // An instance whose Enters all arrive dead computes nothing but dead
+  // Exits: no _Send, _Recv or ControlTrigger in the frame or a frame nested
+  // in it, and no Enter of it depends on its own Exits. Such an instance is
+  // not started at all (docs/protocol.md, "Dead frame instances").
+  bool skip_dead_instances = false;
   std::vector<int> sources;     // items ready as soon as an iteration starts
   // Loop-variable (not is_constant) Enters into the frame that feed nodes
   // other than Merges: those nodes get a dead input in iterations >= 1.
@@ -140,6 +145,7 @@ class Executable {
 
  private:
   Status init();
+  void find_skippable_frames();
 
   graph::Graph graph_;
   graph::ControlFlowInfo control_flow_;

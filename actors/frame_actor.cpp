@@ -162,9 +162,10 @@ void FrameActor::trace_received(const std::string& key, int64_t iteration, bool 
 }
 
 void FrameActor::on_enter(ValueBatch& batch) {
-  for (const OutValue& v : batch.values)
-    trace_received("enter:" + exec_->item(v.item).node->name, 0, v.dead,
-                   static_cast<int64_t>(v.value.byte_size()), "iteration " + tag0_.parent().to_string());
+  if (step_->context.events != nullptr)
+    for (const OutValue& v : batch.values)
+      trace_received("enter:" + exec_->item(v.item).node->name, 0, v.dead,
+                     static_cast<int64_t>(v.value.byte_size()), "iteration " + tag0_.parent().to_string());
   if (oldest_ != 0) {
     fail(Status(ops::Error::internal,
                 fmt::format("frame '{}' on partition {} got an Enter value after iteration 0",

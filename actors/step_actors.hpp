@@ -117,6 +117,7 @@ class IterationActor : public caf::event_based_actor {
   void deliver(const ValueBatch& batch);
   void run_and_report();
   void flush();  // sends what the last run produced
+  bool take_enters(FrameId frame, ValueBatch& batch);
   void trace_received(const char* key, const std::vector<OutValue>& values, const std::string& from,
                       bool transfer = false);
 
@@ -126,6 +127,9 @@ class IterationActor : public caf::event_based_actor {
   IterationState state_;
   Outbox outbox_;
   std::map<FrameId, caf::actor> children_;  // child frame instances, by static frame
+  // Enter values of child frames that skip dead instances, held until one
+  // is live (the instance starts) or all have arrived dead (it is skipped).
+  std::map<FrameId, std::vector<OutValue>> held_enters_;
   int outstanding_children_ = 0;
   int64_t received_ = 0;
   int64_t reported_received_ = -1;

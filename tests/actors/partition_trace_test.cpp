@@ -123,13 +123,15 @@ BOOST_AUTO_TEST_CASE(a_nested_loop_over_three_devices_with_the_inner_loop_on_one
       auto frames1 = cpu1.iterations_per_frame_instance();
       BOOST_TEST(frames1.size() == 1u);
       BOOST_TEST(frames1["o"] == 5);
-      // CPU:2 runs an inner instance per outer iteration (dead in the last)
+      // CPU:2 runs an inner instance per live outer iteration; the one of
+      // the last, dead outer iteration gets only dead Enters and, holding no
+      // Send or Recv of the inner frame, is skipped
       auto frames2 = cpu2.iterations_per_frame_instance();
       BOOST_TEST(frames2["o"] == 5);
       int inner = 0;
       for (auto& [instance, n] : frames2)
         if (instance.find("/o/in") != std::string::npos) ++inner;
-      BOOST_TEST(inner == 5);
+      BOOST_TEST(inner == 4);
       for (const char* p : {"CPU:0", "CPU:1", "CPU:2"}) {
         BOOST_TEST(t.of_partition(p).check_iterations_start_once_and_end() == "", p);
         BOOST_TEST(t.of_partition(p).check_no_message_after_frame_done() == "", p);
