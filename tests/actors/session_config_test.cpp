@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(scheduler_numbers_that_would_crash_or_hang_caf_are_errors_n
 
 BOOST_AUTO_TEST_CASE(tagflow_keys_out_of_range_name_file_key_and_range) {
   std::string e = config_error("depth", "[tagflow]\nmax-frame-depth=0\n");
-  BOOST_TEST(contains(e, "_depth.ini': [tagflow] max-frame-depth = 0 is outside the allowed range (1 to 100000)"), e);
+  BOOST_TEST(contains(e, "_depth.ini': [tagflow] max-frame-depth = 0 is outside the allowed range (1 to 1000000)"), e);
   e = config_error("mem", "[tagflow]\nmemory-limit=\"lots\"\n");
   BOOST_TEST(contains(e, "_mem.ini': [tagflow] memory-limit: 'lots' is not a size"), e);
   e = config_error("mem_small", "[tagflow]\nmemory-limit=1024\n");
