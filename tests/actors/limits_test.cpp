@@ -131,16 +131,20 @@ BOOST_AUTO_TEST_CASE(the_limit_counts_the_tensors_held_at_once_not_all_ever_allo
 }
 
 BOOST_AUTO_TEST_CASE(the_memory_limit_holds_for_a_step_split_over_devices) {
-  actors::SessionOptions o;
-  o.memory_limit = kMiB;
-  o.num_devices = 3;
-  o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
-  auto s = make_session(parse(growing_loop()), modes()[2], o);
-  auto r = s->run({}, {"w/acc_exit"});
-  BOOST_REQUIRE(!r.ok());
-  BOOST_TEST(contains(r.status().message(), "over the step's memory limit of 1.0 MiB"), r.status().message());
-  BOOST_TEST(no_step_actor_left(*s));
-  BOOST_TEST(must_run(*s, {{"n", Tensor::scalar<int32_t>(4)}}, {"w/acc_exit"})[0].num_elements() == 16);
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      actors::SessionOptions o;
+      o.memory_limit = kMiB;
+      o.num_devices = 3;
+      o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+      auto s = make_session(parse(growing_loop()), m, o);
+      auto r = s->run({}, {"w/acc_exit"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(contains(r.status().message(), "over the step's memory limit of 1.0 MiB"), r.status().message());
+      BOOST_TEST(no_step_actor_left(*s));
+      BOOST_TEST(must_run(*s, {{"n", Tensor::scalar<int32_t>(4)}}, {"w/acc_exit"})[0].num_elements() == 16);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(frames_nested_deeper_than_the_limit_are_refused_naming_frame_and_option) {
