@@ -53,7 +53,9 @@ bool is_function_io(const Node& n, const char* op) {
 // stands for the value it returns (its input).
 Expected<Endpoint> fetch_endpoint(const Graph& g, const std::string& text) {
   NodeId id = g.find(text);
-  if (id != kNoNode && is_function_io(g.node(id), "_Retval")) {
+  if (id == kNoNode && text.size() > 2 && text.compare(text.size() - 2, 2, ":0") == 0)
+    id = g.find(std::string_view(text).substr(0, text.size() - 2));
+  if (id != kNoNode && is_function_io(g.node(id), "_Retval")) {  // "ret" or "ret:0"
     if (g.node(id).inputs.empty())
       return Status(Error::invalid_graph, fmt::format("_Retval '{}' has no input", text));
     return g.node(id).inputs.front();

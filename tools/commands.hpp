@@ -31,7 +31,7 @@ struct RunArgs {
   int threads = 0;
   int64_t timeout_ms = 0;
   int64_t max_print = 64;
-  int devices = 0;                   // 0: the configuration's devices
+  std::optional<int> devices;        // unset: the configuration's devices
   std::string place = "default";     // default | round-robin | random:SEED
   // Limits; unset: the configuration's, else the defaults.
   std::optional<int64_t> max_iterations;
@@ -45,9 +45,13 @@ struct PartitionArgs {
   std::string graph;
   std::string out_dir;
   std::string config;
-  int devices = 0;
+  std::optional<int> devices;  // unset: the configuration's devices
   std::string place = "default";
 };
+
+// --devices N as SessionOptions::num_devices: given, N must be 1 to
+// actors::limits::kMaxDevices (0 would mean "the configuration's").
+ops::Expected<int> num_devices(const std::optional<int>& devices);
 // Writes each device's partition as DIR/<device>.pbtxt and all of them as
 // DIR/partitions.dot (a cluster per device, Send/Recv pairs joined).
 int partition_graph(const PartitionArgs& args);

@@ -24,7 +24,9 @@ int partition_graph(const PartitionArgs& args) {
   // the configuration, exactly as `tagflow run` would; the configuration
   // first, so that its errors name its file.
   actors::SessionOptions o;
-  o.num_devices = args.devices;
+  auto devices = num_devices(args.devices);
+  if (!devices.ok()) return fail(devices.status());
+  o.num_devices = *devices;
   o.config_file = args.config;
   o.deterministic = true;  // no worker threads: nothing runs here
   auto resolved = actors::Session::resolve_options(o);

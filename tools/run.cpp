@@ -16,15 +16,28 @@ namespace tagflow::tools {
 
 namespace {
 
-// The dtype a feed must have: what the graph produces at that endpoint.
-ops::Expected<ops::DType> feed_dtype(const graph::Graph& g, const std::string& name) {
+// What a feed must be: what the graph declares at that endpoint.
+ops::Expected<graph::DeclaredOutput> feed_declared(const graph::Graph& g, const std::string& name) {
   TF_ASSIGN_OR_RETURN(graph::Endpoint e, graph::parse_endpoint(g, name));
-  const graph::Node& n = g.node(e.node);
-  if (static_cast<size_t>(e.port) >= n.output_types.size())
+  graph::DeclaredOutput declared = graph::declared_output(g, e);
+  if (declared.dtype == ops::DType::invalid)
     return Status(ops::Error::invalid_argument,
-                  fmt::format("feed '{}': the dtype of {} ({}) is not known", ops::abbreviate(name), n.name, n.op));
-  return ops::base_dtype(n.output_types[static_cast<size_t>(e.port)]);
+                  fmt::format("feed '{}': the dtype of {} is not known", ops::abbreviate(name), declared.declared_by));
+  return declared;
 }
+
+}  // namespace
+
+ops::Expected<int> num_devices(const std::optional<int>& devices) {
+  if (!devices) return 0;
+  if (*devices < 1 || *devices > actors::limits::kMaxDevices)
+    return Status(ops::Error::invalid_argument,
+                  fmt::format("--devices {} is outside the allowed range (1 to {})", *devices,
+                              actors::limits::kMaxDevices));
+  return *devices;
+}
+
+namespace {
 
 // The session options the flags give; the limits the flags leave unset
 // come from the configuration or the defaults (Session::resolve_options).
@@ -41,7 +54,7 @@ ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
   }
   TF_ASSIGN_OR_RETURN(o.timeout, actors::timeout_from_ms(args.timeout_ms));
   o.config_file = args.config;
-  o.num_devices = args.devices;
+  TF_ASSIGN_OR_RETURN(o.num_devices, num_devices(args.devices));
   auto placement = graph::parse_place_option(args.place);
   if (!placement.ok()) return placement.status().with_prefix("--place: ");
   o.placement = *placement;
@@ -57,10 +70,15 @@ ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vecto
       return Status(ops::Error::invalid_argument, "--feed '" + ops::abbreviate(f) + "' is not NAME=VALUE");
     std::string name = f.substr(0, eq);
     const std::string prefix = "--feed " + ops::abbreviate(name) + ": ";
-    auto dtype = feed_dtype(g, name);
-    if (!dtype.ok()) return dtype.status().with_prefix(prefix);
-    auto value = ops::parse_tensor_literal(f.substr(eq + 1), *dtype);
-    if (!value.ok()) return value.status().with_prefix(prefix);
+    auto declared = feed_declared(g, name);
+    if (!declared.ok()) return declared.status().with_prefix(prefix);
+    // A literal is read as the dtype the graph declares: one that is not
+    // of it contradicts the graph, and the error says what it declares.
+    auto value = ops::parse_tensor_literal(f.substr(eq + 1), declared->dtype);
+    if (!value.ok())
+      return value.status().with_prefix(fmt::format("{}{} declares {} {}: ", prefix, declared->declared_by,
+                                                    ops::dtype_name(declared->dtype),
+                                                    declared->shape.to_string()));
     feeds.emplace_back(std::move(name), std::move(value).value());
   }
   return feeds;
