@@ -269,8 +269,9 @@ Status Executable::init() {
       e.dst_input = e.dst_slot == graph::kControlPort ? -1 : dst.input_start + e.dst_slot;
     }
     if (item.kind == NodeKind::enter && !item.is_constant &&
-        std::any_of(item.out_edges.begin(), item.out_edges.end(),
-                    [](const EdgeOut& e) { return !e.dst_merge; }))
+        std::any_of(item.out_edges.begin(), item.out_edges.end(), [](const EdgeOut& e) {
+          return !e.dst_merge || e.dst_slot == graph::kControlPort;
+        }))
       frames_[static_cast<size_t>(item.enter_frame)].enters_beyond_merges.push_back(item.node_id);
   }
   find_skippable_frames();

@@ -112,7 +112,8 @@ struct FrameLayout {
   bool skip_dead_instances = false;
   std::vector<int> sources;     // items ready as soon as an iteration starts
   // Loop-variable (not is_constant) Enters into the frame that feed nodes
-  // other than Merges: those nodes get a dead input in iterations >= 1.
+  // other than Merges, or Merges through a control edge: those inputs
+  // arrive dead in iterations >= 1.
   std::vector<int> enters_beyond_merges;
   std::vector<NodeState> initial_state;  // by local id
 };

@@ -301,14 +301,15 @@ void FrameActor::finish() {
                             tag0_.with_iteration(iteration).to_string())));
     return;
   }
-  std::vector<OutValue> dead_exits;
-  for (size_t i = 0; i < layout_.exits.size(); ++i)
-    if (!exit_live_[i]) dead_exits.push_back({layout_.exits[i], ops::Tensor(), true});
-  if (!dead_exits.empty()) send(parent_, exits_atom::value, frame_, ValueBatch{std::move(dead_exits)});
   if (tag0_.is_root()) {
     send(parent_, step_result_atom::value, ValueBatch{std::move(fetches_)});
   } else {
-    send(parent_, frame_done_atom::value, frame_);
+    // The Exits that delivered nothing live deliver dead, with the news
+    // that the instance is done (one message).
+    std::vector<OutValue> dead_exits;
+    for (size_t i = 0; i < layout_.exits.size(); ++i)
+      if (!exit_live_[i]) dead_exits.push_back({layout_.exits[i], ops::Tensor(), true});
+    send(parent_, frame_done_atom::value, frame_, ValueBatch{std::move(dead_exits)});
   }
   for (caf::actor& a : idle_) send(a, finish_atom::value);
   idle_.clear();

@@ -95,7 +95,10 @@ caf::behavior IterationActor::make_behavior() {
         deliver(batch);
         run_and_report();
       },
-      [=](frame_done_atom, FrameId child) {
+      [=](frame_done_atom, FrameId child, ValueBatch& dead_exits) {
+        if (step_->context.events != nullptr && !dead_exits.values.empty())
+          trace_received("exit", dead_exits.values, "frame " + exec_->frame(child).name);
+        deliver(dead_exits);
         children_.erase(child);
         --outstanding_children_;
         run_and_report();

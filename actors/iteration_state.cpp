@@ -106,7 +106,12 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag,
 
 void IterationState::deliver_dead_beyond_merges(const NodeItem& enter) {
   for (const EdgeOut& e : enter.out_edges) {
-    if (e.dst_merge) continue;
+    if (e.dst_merge) {
+      // A Merge reads its forward inputs in iteration 0 only; a control
+      // input it still waits for.
+      if (e.dst_slot == graph::kControlPort) (void)activate_merge(e, nullptr, true);
+      continue;
+    }
     NodeState& st = nodes_[static_cast<size_t>(e.dst_local)];
     ++st.dead_count;
     if (--st.pending == 0) {

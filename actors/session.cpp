@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <mutex>
 
 #include "actors/partition_actor.hpp"
 #include "actors/session_config.hpp"
@@ -176,6 +177,8 @@ struct Session::Impl {
   ops::Expected<const Prepared*> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
                                          const std::vector<std::string>& targets) {
     std::string sig = signature(feeds, fetches, targets);
+    // Prepared entries never move or go away while the session lives.
+    std::lock_guard<std::mutex> lock(prepare_mu);
     auto it = prepared.find(sig);
     if (it != prepared.end()) return &it->second;
     std::vector<std::string> feed_names;
@@ -216,7 +219,14 @@ struct Session::Impl {
   caf::actor_system system;
   graph::Graph graph;
   std::map<std::string, Prepared> prepared;
+  std::mutex prepare_mu;  // prepared
+  // Step ids are taken and the steps handed to the partitions under this
+  // lock, so that every partition sees its steps start in id order
+  // (PartitionActor relies on it to tell ended steps from coming ones).
+  std::mutex start_mu;
   uint64_t next_step = 1;
+  mutable std::mutex last_mu;  // last_partitions
+  std::mutex deterministic_mu;  // the testing scheduler runs on its caller
   ops::ResourceManager resources;  // variables, stacks, TensorArrays
 };
 
@@ -245,7 +255,10 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
 
 const graph::Graph& Session::graph() const { return impl_->graph; }
 const std::vector<std::string>& Session::devices() const { return impl_->devices; }
-const std::vector<std::string>& Session::last_partitions() const { return impl_->last_partitions; }
+std::vector<std::string> Session::last_partitions() const {
+  std::lock_guard<std::mutex> lock(impl_->last_mu);
+  return impl_->last_partitions;
+}
 
 size_t Session::running_actors() const {
   if (impl_->options.deterministic) impl_->drain();
@@ -261,13 +274,19 @@ size_t Session::resident_actors() const {
 ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                                      const std::vector<std::string>& fetches,
                                                      const std::vector<std::string>& targets) {
+  std::unique_lock<std::mutex> serial;
+  if (impl_->options.deterministic) serial = std::unique_lock<std::mutex>(impl_->deterministic_mu);
   TF_ASSIGN_OR_RETURN(const Prepared* p, impl_->prepare(feeds, fetches, targets));
-  impl_->last_partitions = p->partition_names;
+  {
+    std::lock_guard<std::mutex> lock(impl_->last_mu);
+    impl_->last_partitions = p->partition_names;
+  }
   std::vector<ops::Tensor> fed;
   for (size_t i = 0; i < feeds.size(); ++i) {
     TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
     fed.push_back(feeds[i].second);
   }
+  std::unique_lock<std::mutex> starting(impl_->start_mu);
   const uint64_t step_id = impl_->next_step++;
   // What the step's tensors may hold at once, shared by its partitions;
   // tensors it allocated keep it alive after the step.
@@ -297,6 +316,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     step->context.feeds = &step->feeds;
     caf::anon_send(p->partitions[i], run_step_atom::value, StepPtr(std::move(step)));
   }
+  starting.unlock();
   StepWaiter::Result result = Status(ops::Error::internal, "step not run");
   if (!impl_->options.deterministic) {
     result = waiter->wait();

@@ -4,7 +4,10 @@
 // partition actor and waits for the fetched tensors or an error that names
 // node, tag and partition. After an error the session still works and no
 // actor of the failed step is left. A feed may replace any node output.
-// One caller at a time: run() is not to be called concurrently.
+// Thread-safe: run() may be called from many threads at once, as with
+// TensorFlow's sessions; the steps run concurrently (a deterministic
+// session runs them one after the other) and stateful ops on shared
+// variables follow docs/semantics.md, "Concurrent steps".
 #pragma once
 
 #include <chrono>
@@ -108,7 +111,7 @@ class Session {
   // The session's devices (full names).
   const std::vector<std::string>& devices() const;
   // The partitions (device names) of the last step run or attempted.
-  const std::vector<std::string>& last_partitions() const;
+  std::vector<std::string> last_partitions() const;
   // Actors alive in this session's actor system, and how many of them live
   // as long as the session (partitions and kernel workers): when no step
   // runs the two are equal — nothing of a finished or failed step is left.

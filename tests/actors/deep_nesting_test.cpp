@@ -7,56 +7,12 @@
 
 #include "actors/tag.hpp"
 #include "session_test_util.hpp"
-#include "test_graphs.hpp"
+#include "executor_graphs.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;
 using actors::EventKind;
 
-namespace {
-
-// `depth` loops, each nested in the one before and running one iteration:
-// loop k counts from the value of loop k-1 (0 for the outermost) while it
-// is below 1; its next value is the inner loop's result plus 1, so the
-// outermost loop exits with `depth`. With `live_invariant`, each loop also
-// carries a variable that starts from the root constant `one` through an
-// invariant Enter per level — live even in dead iterations, so the inner
-// loops of a dead iteration run (dead and live values mixed) and cannot be
-// skipped.
-std::string nested_chain(int depth, bool live_invariant = false) {
-  std::string g = int_const("zero", 0) + int_const("one", 1);
-  for (int k = 0; k < depth; ++k) {
-    const std::string l = "L" + std::to_string(k);
-    g += enter(l + "/enter", k == 0 ? "zero" : "L" + std::to_string(k - 1) + "/id", l) +
-         merge(l + "/merge", {l + "/enter", l + "/next"}) +
-         int_const(l + "/limit", 1, {"^" + l + "/merge"}) +
-         binary(l + "/less", "Less", l + "/merge", l + "/limit") + node(l + "/cond", "LoopCond", {l + "/less"}) +
-         binary(l + "/switch", "Switch", l + "/merge", l + "/cond") +
-         unary(l + "/id", "Identity", l + "/switch:1") + int_const(l + "/step", 1, {"^" + l + "/id"}) +
-         unary(l + "/exit", "Exit", l + "/switch");
-    if (live_invariant) {
-      const std::string from = k == 0 ? "one" : "L" + std::to_string(k - 1) + "/one_in";
-      g += enter(l + "/one_in", from, l, true) + enter(l + "/v_enter", from, l) +
-           merge(l + "/v_merge", {l + "/v_enter", l + "/v_next"}) +
-           binary(l + "/v_switch", "Switch", l + "/v_merge", l + "/cond") +
-           unary(l + "/v_id", "Identity", l + "/v_switch:1") + unary(l + "/v_next", "NextIteration", l + "/v_id") +
-           unary(l + "/v_exit", "Exit", l + "/v_switch");
-    }
-  }
-  for (int k = 0; k < depth; ++k) {
-    const std::string l = "L" + std::to_string(k);
-    std::string add = binary(l + "/add", "Add", k == depth - 1 ? l + "/id" : "L" + std::to_string(k + 1) + "/exit",
-                             l + "/step");
-    // the inner loop's live-invariant variable is needed too (not pruned)
-    if (live_invariant && k + 1 < depth)
-      add = node(l + "/add", "Add", {"L" + std::to_string(k + 1) + "/exit", l + "/step",
-                                     "^L" + std::to_string(k + 1) + "/v_exit"}, type_attr("T", "DT_INT32"));
-    g += add + unary(l + "/next", "NextIteration", l + "/add");
-  }
-  return g;
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(deep_nesting)
 
