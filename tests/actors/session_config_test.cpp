@@ -70,6 +70,10 @@ BOOST_AUTO_TEST_CASE(tagflow_keys_out_of_range_name_file_key_and_range) {
   BOOST_TEST(contains(e, "_depth.ini': [tagflow] max-frame-depth = 0 is outside the allowed range (1 to 1000000)"), e);
   e = config_error("mem", "[tagflow]\nmemory-limit=\"lots\"\n");
   BOOST_TEST(contains(e, "_mem.ini': [tagflow] memory-limit: 'lots' is not a size"), e);
+  BOOST_TEST(config_error("mem_bytes", "[tagflow]\nmemory-limit=1048576\n") == "<ok>");
+  BOOST_TEST(config_error("mem_size", "[tagflow]\nmemory-limit=\"1G\"\n") == "<ok>");
+  e = config_error("mem_list", "[tagflow]\nmemory-limit=[1]\n");
+  BOOST_TEST(contains(e, "_mem_list.ini': [tagflow] memory-limit = [1] is not a string"), e);
   e = config_error("mem_small", "[tagflow]\nmemory-limit=1024\n");
   BOOST_TEST(contains(e, "[tagflow] memory-limit = 1024 is outside the allowed range (1.0 MiB to 1.0 PiB)"), e);
   e = config_error("nodes", "[tagflow]\nmax-nodes=\"many\"\n");
