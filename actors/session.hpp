@@ -19,6 +19,7 @@
 
 #include "actors/events.hpp"
 #include "graph/graph.hpp"
+#include "graph/import.hpp"
 #include "graph/placement.hpp"
 #include "ops/tensor.hpp"
 
@@ -31,7 +32,7 @@ namespace limits {
 constexpr int64_t kMaxThreads = 256;      // --threads, [scheduler] max-threads
 constexpr int64_t kMaxDevices = 1024;     // --devices, [tagflow] devices
 constexpr std::chrono::hours kMaxTimeout{24 * 366};  // --timeout: within any clock's range
-constexpr int64_t kDefaultMaxNodes = 1'000'000;      // --max-nodes, [tagflow] max-nodes
+constexpr int64_t kDefaultMaxNodes = graph::kDefaultMaxNodes;  // --max-nodes, [tagflow] max-nodes
 constexpr int64_t kMaxNodes = int64_t{1} << 30;      // NodeId is 32 bits
 // Frames within frames: tags cost O(1) at any depth and 30,000 nested loops
 // run (in 20 s); the default keeps an untrusted graph's actor chains short.
