@@ -28,7 +28,7 @@ enum class GraphFormat { text, binary };
 
 // The nodes a graph may have unless told otherwise (the session's
 // --max-nodes and [tagflow] max-nodes).
-constexpr int64_t kDefaultMaxNodes = 1'000'000;
+constexpr int64_t kDefaultMaxNodes = 10'000'000;
 
 // Limits for untrusted graphs, checked on the decoded GraphDef before any
 // node or tensor is made from it; errors (resource_exhausted) name the

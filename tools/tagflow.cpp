@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
                       "physical memory)");
   run_cmd->add_option("--max-nodes", run.max_nodes,
                       "nodes the graph may have, functional ops lowered (default: [tagflow] "
-                      "max-nodes, else 1000000)");
+                      "max-nodes, else 10000000)");
   run_cmd->add_option("--max-frame-depth", run.max_frame_depth,
                       "how deep frames (loops) may nest (default: [tagflow] max-frame-depth, else 10000)");
   run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
