@@ -37,6 +37,7 @@ struct RunArgs {
   std::optional<int64_t> max_iterations;
   std::optional<int64_t> max_nodes;
   std::optional<int64_t> max_frame_depth;
+  bool strict_merge = false;
   std::string memory_limit;          // "4G"; empty: unset
 };
 int run_graph(const RunArgs& args);

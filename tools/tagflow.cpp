@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
                       "max-nodes, else 10000000)");
   run_cmd->add_option("--max-frame-depth", run.max_frame_depth,
                       "how deep frames (loops) may nest (default: [tagflow] max-frame-depth, else 10000)");
+  run_cmd->add_flag("--strict-merge", run.strict_merge,
+                    "a second live input of a Merge in one tag is an error (default: ignored, "
+                    "as in TensorFlow; also [tagflow] strict-merge)");
   run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
       ->check(CLI::PositiveNumber);
 
