@@ -15,7 +15,7 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 class FrameBuilder {
  public:
-  explicit FrameBuilder(const Graph& g) : g_(g) {
+  FrameBuilder(const Graph& g, const std::vector<bool>* only) : g_(g), only_(only) {
     info_.frames.emplace_back();  // the root frame: name "", parent -1
     info_.frame_of.assign(static_cast<size_t>(g.num_nodes()), -1);
     reached_from_.assign(static_cast<size_t>(g.num_nodes()), kNoNode);
@@ -28,6 +28,7 @@ class FrameBuilder {
     std::vector<NodeId> ready;
     ready.reserve(static_cast<size_t>(g_.num_nodes()));
     for (NodeId id = 0; id < g_.num_nodes(); ++id) {
+      if (!in(id)) continue;
       const Node& n = g_.node(id);
       if (n.inputs.empty() && n.control_inputs.empty()) {
         frame_of(id) = kRootFrame;
@@ -38,6 +39,7 @@ class FrameBuilder {
       NodeId cur = ready[head];
       TF_ASSIGN_OR_RETURN(FrameId out_frame, output_frame(cur));
       for (const OutEdge& e : g_.out_edges(cur)) {
+        if (!in(e.dst)) continue;
         FrameId& f = frame_of(e.dst);
         if (f == -1) {
           f = out_frame;
@@ -52,7 +54,7 @@ class FrameBuilder {
       }
     }
     for (NodeId id = 0; id < g_.num_nodes(); ++id)
-      if (frame_of(id) == -1)
+      if (in(id) && frame_of(id) == -1)
         return Status(Error::invalid_graph,
                       "node " + name(id) +
                           " cannot be reached from any node without inputs (it lies on a "
@@ -65,9 +67,11 @@ class FrameBuilder {
     std::vector<NodeId> first_next_iteration(info_.frames.size(), kNoNode);
     std::vector<bool> receives(info_.frames.size(), false);
     std::vector<size_t> sizes(info_.frames.size(), 0);
-    for (FrameId f : info_.frame_of) ++sizes[static_cast<size_t>(f)];
+    for (FrameId f : info_.frame_of)
+      if (f >= 0) ++sizes[static_cast<size_t>(f)];
     for (size_t f = 0; f < sizes.size(); ++f) info_.frames[f].nodes.reserve(sizes[f]);
     for (NodeId id = 0; id < g_.num_nodes(); ++id) {
+      if (!in(id)) continue;
       FrameId f = frame_of(id);
       FrameInfo& frame = info_.frames[static_cast<size_t>(f)];
       frame.nodes.push_back(id);
@@ -122,6 +126,7 @@ class FrameBuilder {
   ControlFlowInfo take() { return std::move(info_); }
 
  private:
+  bool in(NodeId id) const { return only_ == nullptr || (*only_)[static_cast<size_t>(id)]; }
   FrameId& frame_of(NodeId id) { return info_.frame_of[static_cast<size_t>(id)]; }
   std::string name(NodeId id) const { return quoted(g_.node(id).name); }
   std::string label(FrameId f) const {
@@ -172,6 +177,7 @@ class FrameBuilder {
   }
 
   const Graph& g_;
+  const std::vector<bool>* only_;  // nullptr: every node
   ControlFlowInfo info_;
   std::vector<NodeId> reached_from_;  // the node whose outputs placed each node
   std::unordered_map<std::string, FrameId> by_name_;
@@ -187,8 +193,10 @@ FrameId ControlFlowInfo::find_frame(const std::string& name) const {
   return -1;
 }
 
-Expected<ControlFlowInfo> analyze_control_flow(const Graph& g) {
-  FrameBuilder builder(g);
+Expected<ControlFlowInfo> analyze_control_flow(const Graph& g) { return analyze_control_flow(g, nullptr); }
+
+Expected<ControlFlowInfo> analyze_control_flow(const Graph& g, const std::vector<bool>* only) {
+  FrameBuilder builder(g, only);
   TF_RETURN_IF_ERROR(builder.propagate());
   TF_RETURN_IF_ERROR(builder.collect());
   return builder.take();

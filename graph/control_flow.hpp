@@ -48,5 +48,9 @@ struct ControlFlowInfo {
 // NodeId order; parallel_iterations is its lowest-numbered Enter's (default
 // 10).
 Expected<ControlFlowInfo> analyze_control_flow(const Graph& g);
+// The same analysis of the subgraph of the nodes with only[id] set, which
+// must hold every input of each of its nodes (what prune would copy): the
+// other nodes are in no frame (frame_of -1) and in no frame's lists.
+Expected<ControlFlowInfo> analyze_control_flow(const Graph& g, const std::vector<bool>* only);
 
 }  // namespace tagflow::graph

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
@@ -14,6 +16,7 @@
 #include "graph/graph_def_reader.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/tensor_proto.hpp"
+#include "ops/memory_budget.hpp"
 
 namespace tagflow::graph {
 
@@ -104,6 +107,10 @@ Expected<Container> classify(std::string_view bytes, const std::string& source) 
   return Container::graph_def;
 }
 
+bool is_empty(const tensorflow::GraphDef& def) {
+  return def.node_size() == 0 && def.library().function_size() == 0;
+}
+
 // Bytes that happen to decode (a wrong file, a cut at a field boundary of
 // a small file) must not become a silently empty graph.
 Status no_nodes(const std::string& source) {
@@ -137,7 +144,7 @@ Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, Container ki
       break;
     }
   }
-  if (def.node_size() == 0 && def.library().function_size() == 0) return no_nodes(source);
+  if (is_empty(def)) return no_nodes(source);
   return def;
 }
 
@@ -196,8 +203,83 @@ Expected<Node> node_from_proto(tensorflow::NodeDef& def, int index) {
   return n;
 }
 
+// The bytes a TensorProto declares: its shape's elements times its dtype's
+// size (a string element counts as its std::string), however few values it
+// writes out; saturates instead of overflowing. Unknown dims count as 0:
+// tensor_from_proto refuses them.
+int64_t declared_bytes(const tensorflow::TensorProto& p) {
+  const auto dtype = static_cast<DType>(static_cast<int>(p.dtype()));
+  const int64_t elem = ops::dtype_is_object(ops::base_dtype(dtype))
+                           ? static_cast<int64_t>(sizeof(std::string))
+                           : std::max(ops::dtype_size(ops::base_dtype(dtype)), 0);
+  int64_t bytes = elem;
+  for (const auto& d : p.tensor_shape().dim()) {
+    if (d.size() <= 0) return 0;
+    bytes = bytes > INT64_MAX / d.size() ? INT64_MAX : bytes * d.size();
+  }
+  return bytes;
+}
+
+// Adds what the constants of node `n` declare to *total and refuses the
+// first that takes it past `max`, naming the node, the attr and the size.
+Status check_constants(const tensorflow::NodeDef& n, int64_t max, const std::string& where, int64_t* total) {
+  for (const auto& [key, value] : n.attr()) {
+      auto check = [&](const tensorflow::TensorProto& t) {
+        const int64_t bytes = declared_bytes(t);
+        *total = *total > INT64_MAX - bytes ? INT64_MAX : *total + bytes;
+        if (*total <= max) return ok_status();
+        return Status(Error::resource_exhausted,
+                      fmt::format("{}node {} ({}) attr {} declares a {} tensor of shape {}: {} ({} "
+                                  "bytes); the graph's constants would take {}, over the limit of "
+                                  "{} (--memory-limit, [tagflow] memory-limit)",
+                                  where, quoted(n.name()), n.op(), quoted(key),
+                                  ops::dtype_name(static_cast<DType>(static_cast<int>(t.dtype()))),
+                                  shape_from_proto(t.tensor_shape()).to_string(), ops::format_bytes(bytes),
+                                  bytes, ops::format_bytes(*total), ops::format_bytes(max)));
+      };
+      if (value.has_tensor()) TF_RETURN_IF_ERROR(check(value.tensor()));
+      for (const tensorflow::TensorProto& t : value.list().tensor()) TF_RETURN_IF_ERROR(check(t));
+  }
+  return ok_status();
+}
+
+template <class NodeDefs>
+Status check_constants(const NodeDefs& nodes, int64_t max, const std::string& where, int64_t* total) {
+  for (const tensorflow::NodeDef& n : nodes) TF_RETURN_IF_ERROR(check_constants(n, max, where, total));
+  return ok_status();
+}
+
+int64_t max_constant_bytes(const ImportOptions& options) {
+  return options.max_constant_bytes < 0 ? ops::default_memory_limit() : options.max_constant_bytes;
+}
+
+Status too_many_nodes(int64_t nodes, const ImportOptions& options) {
+  return Status(Error::resource_exhausted,
+                fmt::format("the graph has {} nodes, over the limit of {} (--max-nodes, [tagflow] max-nodes)",
+                            nodes, options.max_nodes));
+}
+
+Status check_function_constants(const tensorflow::FunctionDefLibrary& library, int64_t max, int64_t* total) {
+  for (const tensorflow::FunctionDef& f : library.function())
+    TF_RETURN_IF_ERROR(check_constants(f.node_def(), max, "function " + quoted(f.signature().name()) + ": ", total));
+  return ok_status();
+}
+
+// The ImportOptions limits, on the GraphDef as decoded: nothing is made
+// from it before they pass.
+Status check_limits(const tensorflow::GraphDef& def, const ImportOptions& options) {
+  if (options.max_nodes > 0 && def.node_size() > options.max_nodes) return too_many_nodes(def.node_size(), options);
+  const int64_t max = max_constant_bytes(options);
+  if (max == 0) return ok_status();
+  int64_t total = 0;
+  TF_RETURN_IF_ERROR(check_constants(def.node(), max, "", &total));
+  return check_function_constants(def.library(), max, &total);
+}
+
 // Builds the Graph from NodeDefs handed over in file order, with the rules
-// and the error precedence of reading a whole GraphDef: the first error of
+// and the error precedence of reading a whole GraphDef: the ImportOptions
+// limits (node count, then constants in node order, then those of the
+// functions; past a limit no more nodes are made), else the first error of
 // a node itself (no name, bad name, no op, bad attr, defined twice), else
 // the first error of an input in (node, input) order. An input is resolved
 // as soon as the node it names exists; one that names a node defined later
@@ -205,10 +287,16 @@ Expected<Node> node_from_proto(tensorflow::NodeDef& def, int index) {
 // built only on the error path.
 class GraphImporter final : public NodeDefSink {
  public:
-  explicit GraphImporter(const std::string& source) : source_(source) {}
+  GraphImporter(const std::string& source, const ImportOptions& options)
+      : source_(source), options_(options), max_constant_bytes_(max_constant_bytes(options)) {}
 
   void node(tensorflow::NodeDef& def) override {
     const int index = received_++;
+    if (!limit_error_.ok() || over_node_limit()) return;
+    if (max_constant_bytes_ > 0) {
+      limit_error_ = check_constants(def, max_constant_bytes_, "", &constant_bytes_);
+      if (!limit_error_.ok()) return;
+    }
     if (!node_error_.ok()) return;
     auto n = node_from_proto(def, index);
     if (!n.ok()) {
@@ -223,7 +311,7 @@ class GraphImporter final : public NodeDefSink {
     if (input_error_.empty()) add_inputs(*id, def);
   }
 
-  void restart() override { *this = GraphImporter(source_); }
+  void restart() override { *this = GraphImporter(source_, options_); }
 
   void reserve(int nodes) { graph_.reserve(nodes); }
   int received() const { return received_; }
@@ -231,6 +319,10 @@ class GraphImporter final : public NodeDefSink {
   Expected<Graph> finish(const tensorflow::VersionDef& versions,
                          tensorflow::FunctionDefLibrary library) {
     const std::string prefix = source_ + ": ";
+    if (over_node_limit()) return too_many_nodes(received_, options_).with_prefix(prefix);
+    if (!limit_error_.ok()) return limit_error_.with_prefix(prefix);
+    if (max_constant_bytes_ > 0)
+      TF_RETURN_IF_ERROR(check_function_constants(library, max_constant_bytes_, &constant_bytes_).with_prefix(prefix));
     if (!node_error_.ok()) return node_error_.with_prefix(prefix);
     for (Pending& p : pending_) {
       // The first input error wins: an earlier one seen at once beats this.
@@ -266,6 +358,8 @@ class GraphImporter final : public NodeDefSink {
     bool after_control;  // a control input came before it
     std::string text;
   };
+
+  bool over_node_limit() const { return options_.max_nodes > 0 && received_ > options_.max_nodes; }
 
   Status input_status(NodeId id, int input, std::string_view text, const std::string& what) const {
     return Status(Error::invalid_graph, "node " + quoted(graph_.node(id).name) + " input " +
@@ -307,8 +401,12 @@ class GraphImporter final : public NodeDefSink {
   }
 
   std::string source_;
+  ImportOptions options_;
+  int64_t max_constant_bytes_;  // 0: no limit
+  int64_t constant_bytes_ = 0;  // what the constants seen so far declare
   Graph graph_;
   int received_ = 0;
+  Status limit_error_;
   Status node_error_;
   std::vector<Pending> pending_;
   std::string input_error_;  // the first input error found while reading
@@ -328,8 +426,10 @@ std::shared_ptr<const NodeDebugInfo> debug_info_from_proto(const tensorflow::Nod
   return info;
 }
 
-Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source) {
-  GraphImporter importer(source);
+Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source,
+                                 const ImportOptions& options) {
+  TF_RETURN_IF_ERROR(check_limits(def, options).with_prefix(source + ": "));
+  GraphImporter importer(source, ImportOptions{0, 0});  // the limits passed
   importer.reserve(def.node_size());
   tensorflow::NodeDef node;
   for (const tensorflow::NodeDef& n : def.node()) {
@@ -339,51 +439,65 @@ Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::str
   return importer.finish(def.versions(), def.library());
 }
 
-Expected<Graph> import_graph_text(std::string_view text, const std::string& source) {
+Expected<Graph> import_graph_text(std::string_view text, const std::string& source,
+                                  const ImportOptions& options) {
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
-  GraphImporter importer(source);
+  GraphImporter importer(source, options);
   TF_ASSIGN_OR_RETURN(tensorflow::GraphDef rest, read_text_graph_def(text, source, importer));
+  // Blank text, a comment or a lone `versions` is no program to run.
+  if (importer.received() == 0 && rest.library().function_size() == 0)
+    return parse_error(source, "text GraphDef has no nodes and no functions");
   return importer.finish(rest.versions(), std::move(*rest.mutable_library()));
 }
 
-Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source) {
+Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source,
+                                    const ImportOptions& options) {
   if (bytes.empty()) return parse_error(source, "empty file");
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     return parse_error(source, "file is larger than protobuf's 2 GiB limit");
   TF_ASSIGN_OR_RETURN(Container kind, classify(bytes, source));
   if (kind != Container::graph_def) {
     TF_ASSIGN_OR_RETURN(tensorflow::GraphDef def, parse_binary(bytes, kind, source));
-    return graph_from_proto(def, source);
+    return graph_from_proto(def, source, options);
   }
   // A plain GraphDef (the large ones) is read a node at a time.
-  GraphImporter importer(source);
+  GraphImporter importer(source, options);
   TF_ASSIGN_OR_RETURN(tensorflow::GraphDef rest, read_binary_graph_def(bytes, source, importer));
   if (importer.received() == 0 && rest.library().function_size() == 0) return no_nodes(source);
   return importer.finish(rest.versions(), std::move(*rest.mutable_library()));
 }
 
-Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source) {
+Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source,
+                                   const ImportOptions& options) {
   if (bytes.empty()) return parse_error(source, "empty file");
   size_t binary = count_binary_bytes(bytes);
-  if (binary == 0) return import_graph_text(bytes, source);
-  auto g = import_graph_binary(bytes, source);
+  if (binary == 0) return import_graph_text(bytes, source, options);
+  auto g = import_graph_binary(bytes, source, options);
   // A text file with a few stray control characters reads better as a text
   // error (with a line and column) than as a binary one. Binary GraphDefs
   // are 10-25% such bytes (tags 0x12 and 0x1a, lengths).
-  if (!g.ok() && binary * 100 < bytes.size()) return import_graph_text(bytes, source);
+  if (!g.ok() && g.status().code() == Error::parse_error && binary * 100 < bytes.size())
+    return import_graph_text(bytes, source, options);
   return g;
 }
 
-Expected<Graph> import_graph_file(const std::string& path) {
+Expected<Graph> import_graph_file(const std::string& path, const ImportOptions& options) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return Status(Error::not_found, "cannot open " + quoted(path) + ": " + std::strerror(errno));
   std::string bytes;
+  // One allocation of the file's size: growing by appends would hold a
+  // large file twice for a moment.
+  if (std::fseek(f.get(), 0, SEEK_END) == 0) {
+    const long size = std::ftell(f.get());
+    if (size > 0) bytes.reserve(static_cast<size_t>(size));
+    std::rewind(f.get());
+  }
   char buf[1 << 16];
   size_t got;
   while ((got = std::fread(buf, 1, sizeof(buf), f.get())) > 0) bytes.append(buf, got);
   if (std::ferror(f.get()))
     return Status(Error::not_found, "cannot read " + quoted(path) + ": " + std::strerror(errno));
-  return import_graph_bytes(bytes, path);
+  return import_graph_bytes(bytes, path, options);
 }
 
 }  // namespace tagflow::graph
