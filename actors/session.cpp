@@ -26,11 +26,29 @@ extern const char* const kEmbeddedConfig;
 
 namespace {
 
+// How CAF checks, stores and parses a value of tagflow's option of type T.
+// opt_group::add<T> would take this from a function-local static of an
+// inline template (caf::detail::option_meta_state_instance<T>) that
+// Debian's libcaf, built by g++, instantiates too, with a GNU-unique guard
+// variable. In a clang build the library's guard then stands for tagflow's
+// copy as well, which stays zero: the first check of the option called a
+// null pointer (found by fuzz/config; tests/actors/session_config_test.cpp).
+// This copy is tagflow's alone.
+template <class T>
+const caf::config_option::meta_state* option_meta() {
+  static const std::string type_name = caf::select_config_value_access_t<T>::type_name();
+  static const caf::config_option::meta_state meta{
+      caf::detail::check_impl<T>, caf::detail::store_impl<T>, caf::detail::get_impl<T>,
+      caf::detail::parse_impl_delegate<T>, type_name};
+  return &meta;
+}
+
 class SessionConfig : public caf::actor_system_config {
  public:
   explicit SessionConfig(const SessionOptions& o) : options_(o) {
-    opt_group{custom_options_, "tagflow"}.add<std::vector<std::string>>(
-        "devices", "full names of the devices graphs are placed on");
+    custom_options_.add(caf::config_option("tagflow", "devices",
+                                           "full names of the devices graphs are placed on",
+                                           option_meta<std::vector<std::string>>()));
     if (!o.deterministic) {
       // One worker per core unless told otherwise: CAF's own default is at
       // least 4, and on 2 cores the extra workers' polling competes with
@@ -47,16 +65,20 @@ class SessionConfig : public caf::actor_system_config {
   // Reads the embedded default, then the session's file if any; then the
   // session's own settings that no file may override.
   Status load() {
+    if (options_.config_file.empty()) return load_text({}, {});
+    std::ifstream in(options_.config_file);
+    if (!in)
+      return Status(ops::Error::not_found,
+                    "cannot read the configuration file '" + options_.config_file + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    return load_text(text.str(), "configuration file '" + options_.config_file + "'");
+  }
+
+  // load() with the file's text (`source` names it in errors; no text: no file).
+  Status load_text(const std::string& text, const std::string& source) {
     TF_RETURN_IF_ERROR(read(kEmbeddedConfig, "the embedded configuration"));
-    if (!options_.config_file.empty()) {
-      std::ifstream in(options_.config_file);
-      if (!in)
-        return Status(ops::Error::not_found,
-                      "cannot read the configuration file '" + options_.config_file + "'");
-      std::stringstream text;
-      text << in.rdbuf();
-      TF_RETURN_IF_ERROR(read(text.str(), "configuration file '" + options_.config_file + "'"));
-    }
+    if (!source.empty()) TF_RETURN_IF_ERROR(read(text, source));
     if (options_.deterministic) set("scheduler.policy", caf::atom("testing"));
     else if (options_.threads > 0) set("scheduler.max-threads", static_cast<size_t>(options_.threads));
     std::istringstream none;
@@ -144,6 +166,18 @@ std::string partition_label(const std::string& device) {
       d->task.value_or(0) == 0)
     return fmt::format("{}:{}", *d->type, *d->id);
   return device;
+}
+
+Status check_devices(const std::vector<std::string>& devices) {
+  for (const std::string& d : devices) {
+    auto name = graph::parse_device_name(d);
+    if (!name.ok()) return name.status().with_prefix("session devices: ");
+    if (!name->job || !name->replica || !name->task || !name->type || !name->id)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("session devices: '{}' is not a full device name "
+                                "(/job:J/replica:R/task:T/device:TYPE:ID)", d));
+  }
+  return ops::ok_status();
 }
 
 std::string signature(const Feeds& feeds, const std::vector<std::string>& fetches,
@@ -242,18 +276,20 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   TF_ASSIGN_OR_RETURN(std::vector<std::string> configured, config->devices());
   if (devices.empty()) devices = std::move(configured);
   if (devices.empty()) devices = graph::local_devices(1);
-  for (const std::string& d : devices) {
-    auto name = graph::parse_device_name(d);
-    if (!name.ok()) return name.status().with_prefix("session devices: ");
-    if (!name->job || !name->replica || !name->task || !name->type || !name->id)
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("session devices: '{}' is not a full device name "
-                                "(/job:J/replica:R/task:T/device:TYPE:ID)", d));
-  }
+  TF_RETURN_IF_ERROR(check_devices(devices));
   auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
   impl->devices = std::move(devices);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+ops::Expected<std::vector<std::string>> read_session_config(const std::string& text,
+                                                            const std::string& source) {
+  SessionConfig config{SessionOptions{}};
+  TF_RETURN_IF_ERROR(config.load_text(text, source.empty() ? "configuration" : source));
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> devices, config.devices());
+  TF_RETURN_IF_ERROR(check_devices(devices));
+  return devices;
 }
 
 const graph::Graph& Session::graph() const { return impl_->graph; }

@@ -45,6 +45,15 @@ struct SessionOptions {
 
 using Feeds = std::vector<std::pair<std::string, ops::Tensor>>;
 
+// Reads a configuration text as Session::create reads
+// SessionOptions::config_file — on top of the embedded default, unknown keys
+// and ill-typed values are errors — without starting an actor system, and
+// returns the configured devices (`tagflow.devices`: the text's if it sets
+// them, else the embedded default's), each checked as a full device name.
+// `source` names the text in errors ("configuration file 'x.ini'").
+ops::Expected<std::vector<std::string>> read_session_config(const std::string& text,
+                                                            const std::string& source);
+
 class Session {
  public:
   // Validates the graph (unknown ops are an error only if a step needs them).
