@@ -14,6 +14,7 @@ const char* to_string(EventKind k) {
     case EventKind::iteration_done: return "iteration_done";
     case EventKind::node_ran: return "node_ran";
     case EventKind::value_dead: return "value_dead";
+    case EventKind::merge_input_ignored: return "merge_input_ignored";
     case EventKind::message_sent: return "message_sent";
     case EventKind::message_received: return "message_received";
     case EventKind::partition_up: return "partition_up";

@@ -24,6 +24,7 @@ enum class EventKind {
   iteration_done,
   node_ran,
   value_dead,
+  merge_input_ignored,  // a later live input of a Merge in one tag (node, tag, detail)
   message_sent,
   message_received,
   partition_up,

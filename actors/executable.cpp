@@ -218,6 +218,8 @@ Status Executable::init() {
         item.deref_inputs.push_back(static_cast<int>(i));
     }
     if (item.kind == NodeKind::merge) {
+      const bool* first_live = node.attr<bool>("_tagflow_first_live");
+      item.merge_first_live = first_live != nullptr && *first_live;
       item.merge_back_edge.resize(node.inputs.size());
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         const graph::Node& src = graph_.node(node.inputs[i].node);
@@ -266,8 +268,48 @@ Status Executable::init() {
       e.dst_local = dst.local_id;
       e.dst_input = e.dst_slot == graph::kControlPort ? -1 : dst.input_start + e.dst_slot;
     }
+    if (item.kind == NodeKind::enter && !item.is_constant &&
+        std::any_of(item.out_edges.begin(), item.out_edges.end(), [](const EdgeOut& e) {
+          return !e.dst_merge || e.dst_slot == graph::kControlPort;
+        }))
+      frames_[static_cast<size_t>(item.enter_frame)].enters_beyond_merges.push_back(item.node_id);
   }
+  find_skippable_frames();
   return ops::ok_status();
+}
+
+void Executable::find_skippable_frames() {
+  // A _Send or _Recv must see every instance (its peer counts on it); a
+  // ControlTrigger is live on dead inputs.
+  std::vector<bool> keep(frames_.size(), false);
+  for (const NodeItem& item : items_)
+    if (item.kind == NodeKind::send || item.kind == NodeKind::recv ||
+        item.kind == NodeKind::control_trigger)
+      for (FrameId f = item.frame; f > graph::kRootFrame; f = frames_[static_cast<size_t>(f)].parent)
+        keep[static_cast<size_t>(f)] = true;
+  std::vector<size_t> seen_for(items_.size(), 0);  // the frame whose walk saw an item
+  for (size_t f = 1; f < frames_.size(); ++f) {
+    if (keep[f]) continue;
+    // Nodes of the parent iteration reachable from the frame's Exits: if
+    // an Enter of the frame is among them, the instance must run for that
+    // Enter to arrive.
+    const FrameId parent = frames_[f].parent;
+    std::vector<int> todo(frames_[f].exits.begin(), frames_[f].exits.end());
+    bool cycle = false;
+    while (!todo.empty() && !cycle) {
+      const NodeItem& item = items_[static_cast<size_t>(todo.back())];
+      todo.pop_back();
+      if (item.kind == NodeKind::next_iteration) continue;  // to the next iteration
+      for (const EdgeOut& e : item.out_edges) {
+        const NodeItem& dst = items_[static_cast<size_t>(e.dst)];
+        if (seen_for[static_cast<size_t>(e.dst)] == f || dst.frame != parent) continue;
+        seen_for[static_cast<size_t>(e.dst)] = f;
+        if (dst.kind == NodeKind::enter && dst.enter_frame == static_cast<FrameId>(f)) cycle = true;
+        todo.push_back(e.dst);
+      }
+    }
+    frames_[f].skip_dead_instances = !cycle;
+  }
 }
 
 }  // namespace tagflow::actors

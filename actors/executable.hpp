@@ -75,6 +75,9 @@ struct NodeItem {
   int merge_forward_inputs = 0;
   int merge_back_inputs = 0;
   bool merge_index_used = false;  // some edge reads its value_index output
+  // A Merge the partitioner made to learn whether any input is live: it
+  // takes the first live input even under strict-merge.
+  bool merge_first_live = false;
   int index = 0;  // _Arg / _Retval index
   // _Send: the partition (index into the partitions built together) and the
   // _Recv item its value goes to; set by Executable::build_partitions.
@@ -102,7 +105,16 @@ struct FrameLayout {
   int num_enters = 0;           // Enters (of any parent iteration) that enter it
   int num_recvs = 0;            // _Recvs: each takes one transfer per iteration
   std::vector<int> exits;       // item indices of its Exits
+  // An instance whose Enters all arrive dead computes nothing but dead
+  // Exits: no _Send, _Recv or ControlTrigger in the frame or a frame nested
+  // in it, and no Enter of it depends on its own Exits. Such an instance is
+  // not started at all (docs/protocol.md, "Dead frame instances").
+  bool skip_dead_instances = false;
   std::vector<int> sources;     // items ready as soon as an iteration starts
+  // Loop-variable (not is_constant) Enters into the frame that feed nodes
+  // other than Merges, or Merges through a control edge: those inputs
+  // arrive dead in iterations >= 1.
+  std::vector<int> enters_beyond_merges;
   std::vector<NodeState> initial_state;  // by local id
 };
 
@@ -134,6 +146,7 @@ class Executable {
 
  private:
   Status init();
+  void find_skippable_frames();
 
   graph::Graph graph_;
   graph::ControlFlowInfo control_flow_;

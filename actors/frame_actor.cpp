@@ -40,6 +40,7 @@ void FrameActor::on_exit() {
   active_.clear();
   idle_.clear();
   deferred_.reset();
+  held_dead_.clear();
   invariants_.clear();
   fetches_.clear();
   early_transfers_.clear();
@@ -126,6 +127,8 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
     a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this));
   }
   active_.push_back(Slot{a, 1, 0, false});
+  for (OutValue& v : held_dead_) values.push_back(std::move(v));
+  held_dead_.clear();
   values.insert(values.end(), invariants_.begin(), invariants_.end());
   trace(EventKind::iteration_started, iteration);
   send(a, start_atom::value, frame_, tag0_.with_iteration(iteration), ValueBatch{std::move(values)});
@@ -159,9 +162,10 @@ void FrameActor::trace_received(const std::string& key, int64_t iteration, bool 
 }
 
 void FrameActor::on_enter(ValueBatch& batch) {
-  for (const OutValue& v : batch.values)
-    trace_received("enter:" + exec_->item(v.item).node->name, 0, v.dead,
-                   static_cast<int64_t>(v.value.byte_size()), "iteration " + tag0_.parent().to_string());
+  if (step_->context.events != nullptr)
+    for (const OutValue& v : batch.values)
+      trace_received("enter:" + exec_->item(v.item).node->name, 0, v.dead,
+                     static_cast<int64_t>(v.value.byte_size()), "iteration " + tag0_.parent().to_string());
   if (oldest_ != 0) {
     fail(Status(ops::Error::internal,
                 fmt::format("frame '{}' on partition {} got an Enter value after iteration 0",
@@ -241,18 +245,24 @@ void FrameActor::on_report(IterationReport& r) {
   // the loop's critical path — runs next on this core, where they are in
   // cache, and an iteration advance() starts is the one another worker may
   // steal.
+  // A live NextIteration value starts the next iteration; dead ones reach
+  // it only if it runs (they are dropped with the frame otherwise).
   int64_t forward = -1;
   if (!r.next_iterations.empty()) {
     int64_t next = r.iteration + 1;
     int64_t end = oldest_ + static_cast<int64_t>(active_.size());
+    const bool live = std::any_of(r.next_iterations.begin(), r.next_iterations.end(),
+                                  [](const OutValue& v) { return !v.dead; });
     if (next < end) {
       ++slot(next).sent;
       forward = next;
+    } else if (!live || deferred_) {
+      for (OutValue& v : r.next_iterations) (v.dead ? held_dead_ : *deferred_).push_back(std::move(v));
     } else if (end - oldest_ < layout_.parallel_iterations) {
       if (!start_iteration(next, std::move(r.next_iterations))) return;
     } else {
-      if (!deferred_) deferred_.emplace();
-      for (OutValue& v : r.next_iterations) deferred_->push_back(std::move(v));
+      deferred_.emplace();
+      for (OutValue& v : r.next_iterations) (v.dead ? held_dead_ : *deferred_).push_back(std::move(v));
     }
   }
   advance();
@@ -291,14 +301,15 @@ void FrameActor::finish() {
                             tag0_.with_iteration(iteration).to_string())));
     return;
   }
-  std::vector<OutValue> dead_exits;
-  for (size_t i = 0; i < layout_.exits.size(); ++i)
-    if (!exit_live_[i]) dead_exits.push_back({layout_.exits[i], ops::Tensor(), true});
-  if (!dead_exits.empty()) send(parent_, exits_atom::value, frame_, ValueBatch{std::move(dead_exits)});
   if (tag0_.is_root()) {
     send(parent_, step_result_atom::value, ValueBatch{std::move(fetches_)});
   } else {
-    send(parent_, frame_done_atom::value, frame_);
+    // The Exits that delivered nothing live deliver dead, with the news
+    // that the instance is done (one message).
+    std::vector<OutValue> dead_exits;
+    for (size_t i = 0; i < layout_.exits.size(); ++i)
+      if (!exit_live_[i]) dead_exits.push_back({layout_.exits[i], ops::Tensor(), true});
+    send(parent_, frame_done_atom::value, frame_, ValueBatch{std::move(dead_exits)});
   }
   for (caf::actor& a : idle_) send(a, finish_atom::value);
   idle_.clear();

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "actors/step_actors.hpp"
 
 namespace tagflow::actors {
@@ -64,14 +66,16 @@ void IterationActor::deliver(const ValueBatch& batch) {
 void IterationActor::on_exit() {
   frame_ = nullptr;
   children_.clear();
+  held_enters_.clear();
   outbox_.clear();
 }
 
 caf::behavior IterationActor::make_behavior() {
   return {
       [=](start_atom, FrameId frame, Tag& tag, ValueBatch& batch) {
-        state_.reset(*exec_, frame, std::move(tag));
+        state_.reset(*exec_, frame, std::move(tag), step_->context);
         children_.clear();
+        held_enters_.clear();
         outstanding_children_ = 0;
         received_ = 1;
         reported_received_ = -1;
@@ -86,11 +90,15 @@ caf::behavior IterationActor::make_behavior() {
         run_and_report();
       },
       [=](exits_atom, FrameId child, ValueBatch& batch) {
-        trace_received("exit", batch.values, "frame " + exec_->frame(child).name);
+        if (step_->context.events != nullptr)
+          trace_received("exit", batch.values, "frame " + exec_->frame(child).name);
         deliver(batch);
         run_and_report();
       },
-      [=](frame_done_atom, FrameId child) {
+      [=](frame_done_atom, FrameId child, ValueBatch& dead_exits) {
+        if (step_->context.events != nullptr && !dead_exits.values.empty())
+          trace_received("exit", dead_exits.values, "frame " + exec_->frame(child).name);
+        deliver(dead_exits);
         children_.erase(child);
         --outstanding_children_;
         run_and_report();
@@ -105,8 +113,9 @@ caf::behavior IterationActor::make_behavior() {
       },
       [=](transfer_atom, TransferBatch& batch) {
         ++received_;  // forwarded, and counted, by the frame
-        trace_received("transfer", batch.values, "partition " + std::to_string(batch.from_partition),
-                       /*transfer=*/true);
+        if (step_->context.events != nullptr)
+          trace_received("transfer", batch.values, "partition " + std::to_string(batch.from_partition),
+                         /*transfer=*/true);
         for (OutValue& v : batch.values) {
           Status s = state_.deliver_transfer(v.item, std::move(v.value), v.dead);
           if (!s.ok()) {
@@ -167,6 +176,34 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
   }
 }
 
+// For a child frame that skips dead instances: holds the Enter values
+// until one is live — then `batch` holds every value so far and the caller
+// starts the instance (true) — or all the frame's Enters have arrived dead:
+// then the instance would compute nothing but dead Exits, which this
+// iteration takes at once instead (false, as it is while values are held).
+bool IterationActor::take_enters(FrameId frame, ValueBatch& batch) {
+  std::vector<OutValue>& held = held_enters_[frame];
+  for (OutValue& v : batch.values) held.push_back(std::move(v));
+  batch.values.clear();
+  const bool live = std::any_of(held.begin(), held.end(), [](const OutValue& v) { return !v.dead; });
+  const FrameLayout& layout = exec_->frame(frame);
+  if (live) {
+    batch.values = std::move(held);
+    held_enters_.erase(frame);
+    return true;
+  }
+  if (static_cast<int>(held.size()) < layout.num_enters) return false;
+  held_enters_.erase(frame);
+  for (int exit : layout.exits) {
+    Status s = state_.deliver(exit, ops::Tensor(), true);
+    if (!s.ok()) {
+      quit(to_caf_error(s));
+      break;
+    }
+  }
+  return false;
+}
+
 void IterationActor::flush() {
   for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
     hand_out(*step_, batch, caf::actor_cast<caf::actor>(this));
@@ -180,6 +217,10 @@ void IterationActor::flush() {
     outbox_.enters.clear();
     for (auto& [frame, batch] : by_frame) {
       caf::actor& child = children_[frame];
+      if (!child && exec_->frame(frame).skip_dead_instances && !take_enters(frame, batch)) {
+        children_.erase(frame);
+        continue;
+      }
       if (!child) {
         Tag child_tag = state_.tag().child(exec_->frame(frame).name, 0);
         child = spawn<FrameActor, caf::linked>(exec_, step_, frame, std::move(child_tag),
@@ -189,7 +230,7 @@ void IterationActor::flush() {
       send(child, enter_atom::value, std::move(batch));
     }
   }
-  const bool quiescent = outstanding_children_ == 0 && !state_.has_ready() &&
+  const bool quiescent = outstanding_children_ == 0 && held_enters_.empty() && !state_.has_ready() &&
                          state_.outstanding_jobs() == 0 && state_.transfers_missing() == 0;
   const bool news = !outbox_.next_iterations.empty() || !outbox_.exits.empty() ||
                     !outbox_.fetches.empty();

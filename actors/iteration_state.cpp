@@ -65,7 +65,9 @@ Status IterationState::complete(KernelBatch& batch, const std::vector<int>& done
   return ops::ok_status();
 }
 
-void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
+void IterationState::reset(const Executable& exec, FrameId frame, Tag tag,
+                           const StepContext& ctx) {
+  ctx_ = &ctx;
   const FrameLayout& layout = exec.frame(frame);
   // A node empties its input slots when it runs: after an earlier use of the
   // same layout only the slots of nodes that never ran need emptying.
@@ -94,6 +96,25 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag) {
   nodes_run_ = 0;
   outstanding_jobs_ = 0;
   transfers_missing_ = layout.num_recvs;
+  if (tag_.iteration() > 0)
+    for (int enter : layout.enters_beyond_merges) deliver_dead_beyond_merges(exec.item(enter));
+}
+
+void IterationState::deliver_dead_beyond_merges(const NodeItem& enter) {
+  for (const EdgeOut& e : enter.out_edges) {
+    if (e.dst_merge) {
+      // A Merge reads its forward inputs in iteration 0 only; a control
+      // input it still waits for.
+      if (e.dst_slot == graph::kControlPort) (void)activate_merge(e, nullptr, true);
+      continue;
+    }
+    NodeState& st = nodes_[static_cast<size_t>(e.dst_local)];
+    ++st.dead_count;
+    if (--st.pending == 0) {
+      st.pending = kFired;
+      make_ready(e.dst);
+    }
+  }
 }
 
 void IterationState::make_ready(int item) {
@@ -114,13 +135,7 @@ Status IterationState::activate_merge(const EdgeOut& e, ops::Tensor* value, bool
   } else if (dead) {
     ++st.dead_count;
   } else {
-    if (st.merge_live != 0) {
-      return Status(ops::Error::dead_value,
-                    fmt::format("Merge '{}' got two live inputs (inputs {} and {}) at tag {} "
-                                "on partition {}",
-                                exec_->item(e.dst).node->name, st.merge_live - 1, e.dst_slot,
-                                tag_.to_string(), exec_->partition()));
-    }
+    if (st.merge_live != 0) return ignore_merge_input(e, st.merge_live - 1);
     st.merge_live = e.dst_slot + 1;
     ops::Tensor& slot = inputs_[static_cast<size_t>(e.dst_input)];
     if (e.last_use) slot = std::move(*value);
@@ -131,6 +146,31 @@ Status IterationState::activate_merge(const EdgeOut& e, ops::Tensor* value, bool
   if (st.merge_live != 0 || all_dead) {
     pending = kFired;
     make_ready(e.dst);
+  }
+  return ops::ok_status();
+}
+
+// A second live input of a Merge in one tag: TensorFlow's executor forwards
+// the first to arrive and ignores the rest (the value is dropped here); with
+// strict-merge it is an error. Merges the partitioner makes to learn whether
+// any of several values is live take the first by design.
+Status IterationState::ignore_merge_input(const EdgeOut& e, int first) {
+  const NodeItem& merge = exec_->item(e.dst);
+  if (ctx_->strict_merge && !merge.merge_first_live)
+    return Status(ops::Error::invalid_graph,
+                  fmt::format("Merge '{}' got two live inputs (inputs {} and {}) at tag {} on "
+                              "partition {} (strict-merge)",
+                              merge.node->name, first, e.dst_slot, tag_.to_string(),
+                              exec_->partition()));
+  if (EventSink* sink = ctx_->events) {
+    Event ev(EventKind::merge_input_ignored);
+    ev.time_ns = sink->now_ns();
+    ev.step = ctx_->step_id;
+    ev.partition = exec_->partition();
+    ev.tag = tag_.to_string();
+    ev.node = merge.node->name;
+    ev.detail = fmt::format("input {} ignored: input {} was live first", e.dst_slot, first);
+    sink->record(std::move(ev));
   }
   return ops::ok_status();
 }
@@ -297,7 +337,9 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       out.exits.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
       break;
     case NodeKind::next_iteration:
-      if (!any_dead) out.next_iterations.push_back({item.node_id, std::move(in[0]), false});
+      // A dead one starts no iteration but reaches the next one if another
+      // value starts it (docs/protocol.md, "Every node runs in every iteration").
+      out.next_iterations.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
       break;
     case NodeKind::arg:
       outp[0] = (*ctx.feeds)[static_cast<size_t>(item.index)];
@@ -365,7 +407,7 @@ Status IterationState::run(const StepContext& ctx, Outbox& out) {
     ++nodes_run_;
     if (ctx.events == nullptr) {
       TF_RETURN_IF_ERROR(execute(ctx, item, out));
-      if (item.kind == NodeKind::next_iteration && !out.next_iterations.empty()) break;
+      if (item.kind == NodeKind::next_iteration && !out.next_iterations.back().dead) break;
       continue;
     }
     int64_t start = ctx.events->now_ns();
@@ -380,7 +422,7 @@ Status IterationState::run(const StepContext& ctx, Outbox& out) {
     e.op = item.node->op;
     ctx.events->record(std::move(e));
     TF_RETURN_IF_ERROR(s);
-    if (item.kind == NodeKind::next_iteration && !out.next_iterations.empty()) break;
+    if (item.kind == NodeKind::next_iteration && !out.next_iterations.back().dead) break;
   }
   return ops::ok_status();
 }

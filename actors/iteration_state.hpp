@@ -74,7 +74,7 @@ struct Outbox {
   std::vector<std::shared_ptr<KernelBatch>> batches;  // to hand to workers
   std::vector<OutValue> enters;
   std::vector<OutValue> exits;
-  std::vector<OutValue> next_iterations;  // live ones only: a dead one stops
+  std::vector<OutValue> next_iterations;  // live and dead
   std::vector<OutValue> fetches;
   std::vector<OutValue> sends;  // `item` is the _Send
 
@@ -99,13 +99,18 @@ struct StepContext {
   ops::ResourceManager* resources = nullptr;
   EventSink* events = nullptr;  // nullptr: nobody listens
   bool use_workers = false;     // hand expensive nodes to workers
+  // A second live input of a Merge is an error instead of being ignored.
+  bool strict_merge = false;
 };
 
 class IterationState {
  public:
   // Prepares the state for `iteration` of a frame instance of `frame`;
-  // reuses the memory of an earlier use. Sources become ready.
-  void reset(const Executable& exec, FrameId frame, Tag tag);
+  // reuses the memory of an earlier use. Sources become ready; from
+  // iteration 1 on, the consumers of the frame's loop-variable Enters other
+  // than Merges get a dead input (the Enter's value belongs to iteration 0).
+  // `ctx` must outlive the iteration.
+  void reset(const Executable& exec, FrameId frame, Tag tag, const StepContext& ctx);
 
   // Delivers the output of `src_item` — an Enter into this frame, the
   // previous iteration's NextIteration, a child frame's Exit — to its
@@ -144,6 +149,8 @@ class IterationState {
 
  private:
   Status activate_merge(const EdgeOut& e, ops::Tensor* value, bool dead);
+  Status ignore_merge_input(const EdgeOut& e, int first);
+  void deliver_dead_beyond_merges(const NodeItem& enter);
   Status propagate(const NodeItem& item, ops::Tensor* outputs, bool node_dead);
   Status execute(const StepContext& ctx, const NodeItem& item, Outbox& out);
   Status read_refs(const StepContext& ctx, const NodeItem& item, ops::Tensor* in) const;
@@ -154,6 +161,7 @@ class IterationState {
   int merge_expected_inputs(const NodeItem& item) const;
 
   const Executable* exec_ = nullptr;
+  const StepContext* ctx_ = nullptr;
   FrameId frame_ = graph::kRootFrame;
   Tag tag_;
   std::vector<NodeState> nodes_;     // by local id

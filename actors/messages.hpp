@@ -6,7 +6,8 @@
 //   iteration --enter--> child frame (spawned by the first Enter)
 //   frame --deliver--> iteration (NextIteration values, loop invariants)
 //   iteration --report--> frame (NextIteration/Exit/fetch values, quiescence)
-//   frame --exits--> parent iteration; frame --frame_done--> parent
+//   frame --exits--> parent iteration (live Exits); frame --frame_done--> parent
+//   (with the dead Exits)
 //   root frame --step_result--> partition
 //
 // Between partitions (docs/protocol.md, "Partitioned runs"):

@@ -46,7 +46,6 @@ void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
     }
     routes_.erase(route);
   }
-  last_finished_ = std::max(last_finished_, id);
   // A failure here ends the step on every other partition too.
   if (!result.ok() && result.status().code() != ops::Error::aborted)
     send_to_peers(step, abort_atom::value, id);
@@ -76,7 +75,7 @@ void PartitionActor::abort(uint64_t step_id, const Status& s) {
     finish(*step, s);
     return;
   }
-  if (step_id > last_finished_) aborted_.insert(step_id);  // it has not started here yet
+  if (step_id > last_started_) aborted_.insert(step_id);  // it has not started here yet
 }
 
 // Hands a transfer to the root iteration of the inline step; false (and the
@@ -95,7 +94,7 @@ bool PartitionActor::deliver_to_root(TransferBatch& batch) {
 void PartitionActor::on_transfer(TransferBatch& batch) {
   const uint64_t id = batch.step_id;
   const bool inline_target = inline_step_ != nullptr && inline_step_->context.step_id == id;
-  if (!inline_target && running_.count(id) == 0 && id <= last_finished_) return;  // an ended step
+  if (!inline_target && running_.count(id) == 0 && id <= last_started_) return;  // an ended step
   if (inline_target) {
     if (deliver_to_root(batch)) run_inline();
     return;
@@ -154,7 +153,7 @@ void PartitionActor::start_inline(StepPtr step) {
   inline_step_ = std::move(step);
   trace_root(EventKind::frame_created);
   trace_root(EventKind::iteration_started);
-  root_.reset(*exec_, graph::kRootFrame, Tag());
+  root_.reset(*exec_, graph::kRootFrame, Tag(), inline_step_->context);
   fetches_.clear();
   // Transfers that came before the step started here.
   auto route = routes_.find(inline_step_->context.step_id);
@@ -215,6 +214,7 @@ caf::behavior PartitionActor::make_behavior() {
   });
   return {
       [=](run_step_atom, StepPtr step) {
+        last_started_ = std::max(last_started_, step->context.step_id);
         if (EventSink* sink = step->context.events) {
           Event e(EventKind::step_started);
           e.time_ns = sink->now_ns();

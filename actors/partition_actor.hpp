@@ -61,7 +61,10 @@ class PartitionActor : public ActorBase {
   std::vector<int> retval_indices_;  // the fetches this partition holds
   std::map<uint64_t, Running> running_;  // by step id
   std::map<uint64_t, Route> routes_;     // by step id
-  uint64_t last_finished_ = 0;           // transfers of older steps are dropped
+  // Steps start here in the order of their ids (the session sends them so),
+  // so a step not running with an id up to this one has ended: its late
+  // transfers are dropped; later ones are held until the step starts.
+  uint64_t last_started_ = 0;
   std::set<uint64_t> aborted_;           // steps aborted before they started here
 
   // The fast path: the step whose root iteration runs here (none if null).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -49,6 +50,9 @@ class SessionConfig : public caf::actor_system_config {
     custom_options_.add(caf::config_option("tagflow", "devices",
                                            "full names of the devices graphs are placed on",
                                            option_meta<std::vector<std::string>>()));
+    custom_options_.add(caf::config_option("tagflow", "strict-merge",
+                                           "a second live input of a Merge is an error, not ignored",
+                                           option_meta<bool>()));
     if (!o.deterministic) {
       // One worker per core unless told otherwise: CAF's own default is at
       // least 4, and on 2 cores the extra workers' polling competes with
@@ -86,6 +90,8 @@ class SessionConfig : public caf::actor_system_config {
     if (e) return Status(ops::Error::parse_error, "configuration: " + caf::to_string(e));
     return ops::ok_status();
   }
+
+  bool strict_merge() const { return caf::get_or(content, "tagflow.strict-merge", false); }
 
   // tagflow.devices, if set: a list of strings.
   Expected<std::vector<std::string>> devices() const {
@@ -216,6 +222,8 @@ struct Session::Impl {
   ops::Expected<const Prepared*> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
                                          const std::vector<std::string>& targets) {
     std::string sig = signature(feeds, fetches, targets);
+    // Prepared entries never move or go away while the session lives.
+    std::lock_guard<std::mutex> lock(prepare_mu);
     auto it = prepared.find(sig);
     if (it != prepared.end()) return &it->second;
     std::vector<std::string> feed_names;
@@ -255,7 +263,14 @@ struct Session::Impl {
   caf::actor_system system;
   graph::Graph graph;
   std::map<std::string, Prepared> prepared;
+  std::mutex prepare_mu;  // prepared
+  // Step ids are taken and the steps handed to the partitions under this
+  // lock, so that every partition sees its steps start in id order
+  // (PartitionActor relies on it to tell ended steps from coming ones).
+  std::mutex start_mu;
   uint64_t next_step = 1;
+  mutable std::mutex last_mu;  // last_partitions
+  std::mutex deterministic_mu;  // the testing scheduler runs on its caller
   ops::ResourceManager resources;  // variables, stacks, TensorArrays
 };
 
@@ -294,7 +309,10 @@ ops::Expected<std::vector<std::string>> read_session_config(const std::string& t
 
 const graph::Graph& Session::graph() const { return impl_->graph; }
 const std::vector<std::string>& Session::devices() const { return impl_->devices; }
-const std::vector<std::string>& Session::last_partitions() const { return impl_->last_partitions; }
+std::vector<std::string> Session::last_partitions() const {
+  std::lock_guard<std::mutex> lock(impl_->last_mu);
+  return impl_->last_partitions;
+}
 
 size_t Session::running_actors() const {
   if (impl_->options.deterministic) impl_->drain();
@@ -310,8 +328,13 @@ size_t Session::resident_actors() const {
 ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                                      const std::vector<std::string>& fetches,
                                                      const std::vector<std::string>& targets) {
+  std::unique_lock<std::mutex> serial;
+  if (impl_->options.deterministic) serial = std::unique_lock<std::mutex>(impl_->deterministic_mu);
   TF_ASSIGN_OR_RETURN(const Prepared* p, impl_->prepare(feeds, fetches, targets));
-  impl_->last_partitions = p->partition_names;
+  {
+    std::lock_guard<std::mutex> lock(impl_->last_mu);
+    impl_->last_partitions = p->partition_names;
+  }
   std::vector<ops::Tensor> fed;
   for (size_t i = 0; i < feeds.size(); ++i) {
     const ops::Tensor& t = feeds[i].second;
@@ -323,6 +346,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                 ops::dtype_name(t.dtype()), ops::dtype_name(p->feed_types[i])));
     fed.push_back(t);
   }
+  std::unique_lock<std::mutex> starting(impl_->start_mu);
   const uint64_t step_id = impl_->next_step++;
   auto waiter = std::make_shared<StepWaiter>(static_cast<int>(p->partitions.size()));
   const auto deadline = impl_->options.timeout.count() > 0
@@ -333,6 +357,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     step->context.step_id = step_id;
     step->context.events = impl_->options.events;
     step->context.resources = &impl_->resources;
+    step->context.strict_merge = impl_->options.strict_merge || impl_->config->strict_merge();
     step->max_iterations = impl_->options.max_iterations;
     step->timeout = impl_->options.timeout;
     step->deadline = deadline;
@@ -346,6 +371,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     step->context.feeds = &step->feeds;
     caf::anon_send(p->partitions[i], run_step_atom::value, StepPtr(std::move(step)));
   }
+  starting.unlock();
   StepWaiter::Result result = Status(ops::Error::internal, "step not run");
   if (!impl_->options.deterministic) {
     result = waiter->wait();

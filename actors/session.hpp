@@ -4,7 +4,10 @@
 // partition actor and waits for the fetched tensors or an error that names
 // node, tag and partition. After an error the session still works and no
 // actor of the failed step is left. A feed may replace any node output.
-// One caller at a time: run() is not to be called concurrently.
+// Thread-safe: run() may be called from many threads at once, as with
+// TensorFlow's sessions; the steps run concurrently (a deterministic
+// session runs them one after the other) and stateful ops on shared
+// variables follow docs/semantics.md, "Concurrent steps".
 #pragma once
 
 #include <chrono>
@@ -29,6 +32,10 @@ struct SessionOptions {
   EventSink* events = nullptr;  // not owned; must outlive the session
   int64_t max_iterations = 0;   // per frame instance; 0: unbounded
   std::chrono::nanoseconds timeout{0};  // per step; 0: none
+  // A second live input of a Merge in one tag is an error (the
+  // configuration's `tagflow.strict-merge` sets it too); by default the
+  // first live input wins and later ones are ignored, as in TensorFlow.
+  bool strict_merge = false;
   // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`
   // for tagflow's own keys) read into the session's actor system after the
   // embedded default (configs/local.ini); an unreadable file, an unknown key
@@ -70,7 +77,7 @@ class Session {
   // The session's devices (full names).
   const std::vector<std::string>& devices() const;
   // The partitions (device names) of the last step run or attempted.
-  const std::vector<std::string>& last_partitions() const;
+  std::vector<std::string> last_partitions() const;
   // Actors alive in this session's actor system, and how many of them live
   // as long as the session (partitions and kernel workers): when no step
   // runs the two are equal — nothing of a finished or failed step is left.

@@ -68,6 +68,9 @@ class FrameActor : public ActorBase {
   std::deque<Slot> active_;    // iterations oldest_ .. oldest_ + size - 1
   int64_t oldest_ = 0;         // the oldest iteration not done
   std::optional<std::vector<OutValue>> deferred_;  // for iteration oldest_ + size
+  // Dead NextIteration values for iteration oldest_ + size, which has not
+  // started: they go with it if it starts (start_iteration).
+  std::vector<OutValue> held_dead_;
   std::vector<caf::actor> idle_;
   std::vector<bool> exit_live_;  // by position in layout_.exits
   std::vector<OutValue> fetches_;
@@ -115,6 +118,7 @@ class IterationActor : public ActorBase {
   void deliver(const ValueBatch& batch);
   void run_and_report();
   void flush();  // sends what the last run produced
+  bool take_enters(FrameId frame, ValueBatch& batch);
   void trace_received(const char* key, const std::vector<OutValue>& values, const std::string& from,
                       bool transfer = false);
 
@@ -124,6 +128,9 @@ class IterationActor : public ActorBase {
   IterationState state_;
   Outbox outbox_;
   std::map<FrameId, caf::actor> children_;  // child frame instances, by static frame
+  // Enter values of child frames that skip dead instances, held until one
+  // is live (the instance starts) or all have arrived dead (it is skipped).
+  std::map<FrameId, std::vector<OutValue>> held_enters_;
   int outstanding_children_ = 0;
   int64_t received_ = 0;
   int64_t reported_received_ = -1;

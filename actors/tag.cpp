@@ -1,5 +1,7 @@
 #include "actors/tag.hpp"
 
+#include <vector>
+
 namespace tagflow::actors {
 
 namespace {
@@ -36,45 +38,40 @@ FrameInstanceId frame_instance_id(FrameInstanceId parent, int64_t parent_iterati
 }
 
 Tag Tag::child(const std::string& frame_name, int64_t iteration) const {
-  auto n = std::make_shared<PathNode>();
-  n->parent = node_;
-  n->frame_name = frame_name;
-  n->iteration = iteration;
-  n->instance = frame_instance_id(frame_instance(), this->iteration(), frame_name);
-  return Tag(std::move(n));
-}
-
-Tag Tag::with_iteration(int64_t iteration) const {
-  if (node_ == nullptr) return *this;
-  auto n = std::make_shared<PathNode>(*node_);
-  n->iteration = iteration;
-  return Tag(std::move(n));
-}
-
-int64_t Tag::iteration() const { return node_ == nullptr ? 0 : node_->iteration; }
-
-FrameInstanceId Tag::frame_instance() const {
-  return node_ == nullptr ? kRootFrameInstance : node_->instance;
+  auto instance = std::make_shared<FrameInstanceRecord>();
+  instance->parent = *this;
+  instance->frame_name = frame_name;
+  instance->id = frame_instance_id(frame_instance(), iteration_, frame_name);
+  instance->depth = depth() + 1;
+  Tag t;
+  t.instance_ = std::move(instance);
+  t.iteration_ = iteration;
+  return t;
 }
 
 const std::string& Tag::frame_name() const {
   static const std::string root;
-  return node_ == nullptr ? root : node_->frame_name;
+  return instance_ == nullptr ? root : instance_->frame_name;
 }
-
-Tag Tag::parent() const { return node_ == nullptr ? Tag() : Tag(node_->parent); }
 
 std::string Tag::to_string() const {
-  if (node_ == nullptr) return "/";
-  std::string parent_part = node_->parent ? Tag(node_->parent).to_string() + "/" : "";
-  return parent_part + node_->frame_name + "/" + std::to_string(node_->iteration);
-}
-
-bool Tag::operator==(const Tag& o) const {
-  if (node_ == o.node_) return true;
-  if (node_ == nullptr || o.node_ == nullptr) return false;
-  return node_->instance == o.node_->instance && node_->iteration == o.node_->iteration &&
-         node_->frame_name == o.node_->frame_name;
+  if (instance_ == nullptr) return "/";
+  // Innermost first, then reversed: one pass, no quadratic concatenation.
+  std::vector<const Tag*> path;
+  size_t length = 0;
+  for (const Tag* t = this; t->instance_ != nullptr; t = &t->instance_->parent) {
+    path.push_back(t);
+    length += t->instance_->frame_name.size() + 22;
+  }
+  std::string out;
+  out.reserve(length);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    if (!out.empty()) out += '/';
+    out += (*it)->instance_->frame_name;
+    out += '/';
+    out += std::to_string((*it)->iteration_);
+  }
+  return out;
 }
 
 }  // namespace tagflow::actors

@@ -4,8 +4,10 @@
 // execution of a loop; it is computed from (parent frame instance, parent
 // iteration, static frame name) and so is the same on every device, which
 // is what Send/Recv keys across devices rely on (docs/protocol.md).
-// Tags are immutable and shared (a child holds its parent): cheap to copy,
-// safe to read from any thread.
+// A tag is a shared, immutable frame-instance record (made once per frame
+// instance by child()) plus an iteration number: copying a tag, moving it
+// to another iteration and comparing tags cost O(1) whatever the nesting
+// depth; only to_string() walks the path. Safe to read from any thread.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,8 @@ constexpr FrameInstanceId kRootFrameInstance = 0;
 FrameInstanceId frame_instance_id(FrameInstanceId parent, int64_t parent_iteration,
                                   const std::string& frame_name);
 
+struct FrameInstanceRecord;
+
 class Tag {
  public:
   Tag() = default;  // the root frame, iteration 0
@@ -31,25 +35,44 @@ class Tag {
   // The same frame instance at another iteration.
   Tag with_iteration(int64_t iteration) const;
 
-  bool is_root() const { return node_ == nullptr; }
-  int64_t iteration() const;
+  bool is_root() const { return instance_ == nullptr; }
+  int64_t iteration() const { return iteration_; }
   FrameInstanceId frame_instance() const;
   const std::string& frame_name() const;
-  Tag parent() const;  // the tag the frame instance was entered from
+  int depth() const;  // the root: 0
+  Tag parent() const;
 
   // "/" for the root, else "outer/2/inner/0".
   std::string to_string() const;
   bool operator==(const Tag& o) const;
 
  private:
-  struct PathNode {
-    std::shared_ptr<const PathNode> parent;
-    std::string frame_name;
-    int64_t iteration;
-    FrameInstanceId instance;
-  };
-  explicit Tag(std::shared_ptr<const PathNode> n) : node_(std::move(n)) {}
-  std::shared_ptr<const PathNode> node_;
+  std::shared_ptr<const FrameInstanceRecord> instance_;
+  int64_t iteration_ = 0;
 };
+
+// One frame instance, shared by the tags of all its iterations.
+struct FrameInstanceRecord {
+  Tag parent;  // the tag the frame instance was entered from
+  std::string frame_name;
+  FrameInstanceId id = kRootFrameInstance;
+  int depth = 0;
+};
+
+inline Tag Tag::with_iteration(int64_t iteration) const {
+  Tag t = *this;
+  if (instance_ != nullptr) t.iteration_ = iteration;
+  return t;
+}
+inline FrameInstanceId Tag::frame_instance() const {
+  return instance_ == nullptr ? kRootFrameInstance : instance_->id;
+}
+inline int Tag::depth() const { return instance_ == nullptr ? 0 : instance_->depth; }
+inline Tag Tag::parent() const { return instance_ == nullptr ? Tag() : instance_->parent; }
+inline bool Tag::operator==(const Tag& o) const {
+  if (instance_ == o.instance_) return iteration_ == o.iteration_;
+  return instance_ != nullptr && o.instance_ != nullptr && instance_->id == o.instance_->id &&
+         iteration_ == o.iteration_ && instance_->frame_name == o.instance_->frame_name;
+}
 
 }  // namespace tagflow::actors

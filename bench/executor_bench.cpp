@@ -8,6 +8,8 @@
 //   executor_bench wide     [N]        N independent MatMuls, 1 vs 2 threads
 //   executor_bench step     [N]        Session::run of a one-node graph
 //   executor_bench rss      [N]        peak RSS around a 10^6-iteration loop
+//   executor_bench instances [N]       N frame instances of a one-iteration loop vs N iterations
+//   executor_bench nested   [DEPTH]    DEPTH nested loops, with and without live invariants
 //   executor_bench all                 everything with default sizes
 #include <Eigen/Core>
 
@@ -316,6 +318,39 @@ void step(int n) {
 }
 
 // ---------------------------------------------------------------- rss
+// ---------------------------------------------------------------- instances
+// A loop of n iterations that each run an inner loop of one iteration (n
+// frame instances) against the plain counting loop of n iterations.
+void instances(int n) {
+  actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(n)}};
+  auto inner = session_for(loop_of_inner_loops());
+  auto flat = session_for(counting_text());
+  run_or_die(*inner, feeds, {"w/Exit"});
+  run_or_die(*flat, feeds, {"w/Exit"});
+  double t_flat = bench::median_seconds(5, [&] { bench::keep(run_or_die(*flat, feeds, {"w/Exit"})); });
+  double t_inner = bench::median_seconds(5, [&] { bench::keep(run_or_die(*inner, feeds, {"w/Exit"})); });
+  std::printf("%d iterations each entering a loop of one iteration: %.2f µs/iteration  | plain loop %.2f µs/iteration  "
+              "(a frame instance costs %.2f µs)\n",
+              n, t_inner / n * 1e6, t_flat / n * 1e6, (t_inner - t_flat) / n * 1e6);
+}
+
+// ---------------------------------------------------------------- nested
+// `depth` nested loops of one iteration each (tests/actors/executor_graphs.hpp
+// nested_chain): the last iteration of every loop enters the loops inside
+// it dead (depth^2/2 dead instances, none started); with a live invariant
+// per level those instances run.
+void nested(int depth) {
+  auto dead = session_for(nested_chain(depth));
+  double t_dead = bench::median_seconds(5, [&] { bench::keep(run_or_die(*dead, {}, {"L0/exit"})); });
+  const int live_depth = std::max(1, depth / 4);
+  auto live = session_for(nested_chain(live_depth, true));
+  double t_live = bench::median_seconds(3, [&] { bench::keep(run_or_die(*live, {}, {"L0/exit", "L0/v_exit"})); });
+  const double instances = live_depth * (live_depth + 1) / 2.0;
+  std::printf("%d nested loops (%d frame instances, %.0f dead ones not started): %.3f s  | "
+              "%d nested loops with a live invariant (%.0f frame instances, all run): %.3f s, %.2f µs/instance\n",
+              depth, depth, depth * (depth - 1) / 2.0, t_dead, live_depth, instances, t_live, t_live / instances * 1e6);
+}
+
 void rss(int n) {
   auto s = session_for(counting_text());
   run_or_die(*s, {{"n", Tensor::scalar<int32_t>(1000)}}, {"w/Exit"});
@@ -345,6 +380,8 @@ int main(int argc, char** argv) {
   else if (what == "wide") wide(arg(1000));
   else if (what == "step") step(arg(10000));
   else if (what == "rss") rss(arg(1000000));
+  else if (what == "instances") instances(arg(20000));
+  else if (what == "nested") nested(arg(1000));
   else if (what == "all") {
     chain(100000);
     loop({1000, 10000, 100000, 1000000});
@@ -354,8 +391,10 @@ int main(int argc, char** argv) {
     wide(1000);
     step(10000);
     rss(1000000);
+    instances(20000);
+    nested(1000);
   } else {
-    std::fprintf(stderr, "usage: executor_bench [chain|loop|matmul|split|parallel|wide|step|rss|all] [N...]\n");
+    std::fprintf(stderr, "usage: executor_bench [chain|loop|matmul|split|parallel|wide|step|rss|instances|nested|all] [N...]\n");
     return 2;
   }
   return 0;

@@ -155,6 +155,25 @@ std::string GraphBuilder::context_description(int c) const {
 
 Output GraphBuilder::pivot_of(int c) const { return contexts_[static_cast<size_t>(c)].pivot; }
 
+// TensorFlow's _MaybeAddControlDependency: a node made in loop context `c`
+// (or entering a context nested in it) whose inputs are all loop invariants
+// of `c` would otherwise run, live, even in the loop's last iteration, whose
+// other values are dead; a control input from the loop's pivot makes it dead
+// there too. Nodes with control inputs of their own are left alone.
+void GraphBuilder::add_pivot_dependency(int c, const std::vector<Output>& inputs,
+                                        std::vector<NodeId>* control) const {
+  if (c < 0 || contexts_[static_cast<size_t>(c)].kind != Context::Kind::loop || inputs.empty() ||
+      !control->empty())
+    return;
+  for (const Output& x : inputs) {
+    const Node& n = graph_.node(x.node);
+    const bool* is_constant = n.attr<bool>("is_constant");
+    if ((n.op != "Enter" && n.op != "RefEnter") || is_constant == nullptr || !*is_constant) return;
+  }
+  const Output pivot = pivot_of(c);
+  if (pivot.valid()) control->push_back(pivot.node);
+}
+
 int GraphBuilder::push_context(Context ctx) {
   contexts_.push_back(std::move(ctx));
   return static_cast<int>(contexts_.size()) - 1;
@@ -178,19 +197,22 @@ Expected<Output> GraphBuilder::capture(int c, Output x, const std::string& user)
   const bool ref = ops::is_ref(x.dtype);
   ops::AttrMap attrs{{"T", ops::base_dtype(x.dtype)}};
   Output inner;
+  std::vector<NodeId> control;
   if (ctx.kind == Context::Kind::branch) {
     const std::string name = unique_name(ctx.scope, "Switch");
     const int port = ctx.branch;
-    TF_ASSIGN_OR_RETURN(NodeId id, add_raw(name, ref ? "RefSwitch" : "Switch",
-                                           {outer, ctx.pred}, std::move(attrs), c));
+    add_pivot_dependency(parent, {outer, ctx.pred}, &control);
+    TF_ASSIGN_OR_RETURN(NodeId id, add_raw(name, ref ? "RefSwitch" : "Switch", {outer, ctx.pred},
+                                           std::move(attrs), c, std::move(control)));
     inner = make_output(id, port);
   } else {
     attrs["frame_name"] = ctx.frame_name;
     attrs["is_constant"] = true;
     attrs["parallel_iterations"] = ctx.parallel_iterations;
     const std::string name = unique_name(ctx.scope, "Enter");
-    TF_ASSIGN_OR_RETURN(NodeId id,
-                        add_raw(name, ref ? "RefEnter" : "Enter", {outer}, std::move(attrs), c));
+    add_pivot_dependency(parent, {outer}, &control);
+    TF_ASSIGN_OR_RETURN(NodeId id, add_raw(name, ref ? "RefEnter" : "Enter", {outer},
+                                           std::move(attrs), c, std::move(control)));
     inner = make_output(id, 0);
   }
   captured_.emplace(key, inner);
@@ -358,6 +380,7 @@ Outputs GraphBuilder::op(const std::string& op_name, const std::vector<Output>& 
       TF_ASSIGN_OR_RETURN(NodeId dep, capture_control(current_, c.node, where));
       if (std::find(control.begin(), control.end(), dep) == control.end()) control.push_back(dep);
     }
+    add_pivot_dependency(current_, in, &control);
     // An input-less op inside a branch or loop lives there through its pivot.
     if (in.empty() && current_ != 0) {
       const Output pivot = pivot_of(current_);

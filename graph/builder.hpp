@@ -283,6 +283,8 @@ class GraphBuilder {
   std::string context_description(int c) const;
   int context_of(NodeId n) const { return node_context_[static_cast<size_t>(n)]; }
   Output pivot_of(int c) const;
+  void add_pivot_dependency(int c, const std::vector<Output>& inputs,
+                            std::vector<NodeId>* control) const;
 
   // Control flow pieces.
   int push_context(Context ctx);

@@ -157,7 +157,10 @@ Expected<Outputs> GraphBuilder::build_while(const std::string& scope, const Loop
     attrs["frame_name"] = prefix + "while_context";
     attrs["is_constant"] = false;
     attrs["parallel_iterations"] = parallel_iterations;
-    TF_ASSIGN_OR_RETURN(NodeId e, add_raw(unique_name(prefix, "Enter"), "Enter", {v}, attrs, wc));
+    std::vector<NodeId> control;
+    add_pivot_dependency(outer, {v}, &control);
+    TF_ASSIGN_OR_RETURN(NodeId e, add_raw(unique_name(prefix, "Enter"), "Enter", {v}, attrs, wc,
+                                          std::move(control)));
     enters.push_back(make_output(e, 0));
   }
   std::vector<NodeId> merges;

@@ -68,6 +68,8 @@ class FrameBuilder {
       FrameId f = frame_of(id);
       FrameInfo& frame = info_.frames[static_cast<size_t>(f)];
       frame.nodes.push_back(id);
+      if (const bool* cl = g_.node(id).attr<bool>("_tagflow_control_loop"); cl != nullptr && *cl)
+        receives[static_cast<size_t>(f)] = true;
       switch (node_role(g_.node(id))) {
         case OpRole::enter:
           info_.frames[static_cast<size_t>(entered_.at(id))].enters.push_back(id);
@@ -101,8 +103,8 @@ class FrameBuilder {
     for (size_t f = 1; f < info_.frames.size(); ++f) {
       FrameInfo& frame = info_.frames[f];
       NodeId next = first_next_iteration[f];
-      // A partition whose pivot is on another device receives the pivot's
-      // value (graph/partition.hpp), so its frame has no LoopCond.
+      // A partition whose loop learns its iterations from other devices
+      // (graph/partition.hpp) has a _Recv or a control loop instead.
       if (next != kNoNode && frame.pivot == kNoNode && !receives[f])
         return Status(Error::invalid_graph, label(static_cast<FrameId>(f)) + " has NextIteration " +
                                                 name(next) + " but no LoopCond");

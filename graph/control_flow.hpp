@@ -38,9 +38,10 @@ struct ControlFlowInfo {
 // Errors (invalid_graph) name the node: a node reachable in two frames, an
 // Exit in the root frame (no Enter), Enters of one frame name under two
 // parents, an Enter without frame_name, two LoopConds in one frame, a frame
-// with a NextIteration but no LoopCond (unless it holds a _Recv: a device
-// partition whose loop learns its iterations from the pivot's device,
-// graph/partition.hpp; its pivot is then kNoNode), a NextIteration or LoopCond in the
+// with a NextIteration but no LoopCond (unless it holds a _Recv or a
+// control loop — nodes marked `_tagflow_control_loop`: a device partition
+// whose loop learns its iterations from other devices, graph/partition.hpp;
+// its pivot is then kNoNode), a NextIteration or LoopCond in the
 // root frame, and a node that no walk from the nodes without inputs reaches
 // (a cycle with no way in, such as a loop without an Enter). Frames are
 // numbered in the order the walk finds them; each frame's node lists are in

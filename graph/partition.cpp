@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "graph/control_flow.hpp"
@@ -150,6 +151,10 @@ class Partitioner {
     return ok_status();
   }
 
+  // Every device that holds nodes of a frame spread over several devices
+  // (or of a frame nested in it) gets a control loop for it, and learns
+  // through it whether each iteration is followed by another: the frame's
+  // continue signal (docs/protocol.md, "Partitioning").
   Status add_control_loops() {
     const size_t num_frames = cf_.frames.size();
     const size_t num_devices = devices_.size();
@@ -159,94 +164,135 @@ class Partitioner {
       for (FrameId f = cf_.frame_of[static_cast<size_t>(id)]; f != -1;
            f = cf_.frames[static_cast<size_t>(f)].parent)
         holds[static_cast<size_t>(f)][static_cast<size_t>(dev(id))] = true;
-    // receives[f][d]: an edge of frame f crosses into d.
-    std::vector<std::vector<bool>> receives(num_frames, std::vector<bool>(num_devices, false));
-    for (NodeId dst = 0; dst < g_.num_nodes(); ++dst) {
-      auto visit = [&](NodeId src) {
-        if (dev(src) != dev(dst))
-          receives[static_cast<size_t>(out_frame(src))][static_cast<size_t>(dev(dst))] = true;
-      };
-      for (const Endpoint& e : g_.node(dst).inputs) visit(e.node);
-      for (NodeId c : g_.node(dst).control_inputs) visit(c);
-    }
     // Parents are numbered before their children, so a parent's control
     // loops exist when its children's are built.
     for (size_t f = 1; f < num_frames; ++f) {
-      const FrameInfo& frame = cf_.frames[f];
       std::vector<int> spread;
       for (size_t d = 0; d < num_devices; ++d)
         if (holds[f][d]) spread.push_back(static_cast<int>(d));
       if (spread.size() <= 1) continue;
-      if (frame.pivot == kNoNode) {
-        std::vector<std::string> names;
-        for (int d : spread) names.push_back(devices_[static_cast<size_t>(d)]);
-        return Status(Error::invalid_argument,
-                      fmt::format("partition: frame '{}' has nodes on {} devices ({}) but no "
-                                  "LoopCond to tell them its iterations",
-                                  frame.name, spread.size(), fmt::join(names, ", ")));
+      const std::map<int, Endpoint> signals = continue_signals(static_cast<FrameId>(f), spread);
+      for (int d : spread) {
+        auto it = signals.find(d);
+        TF_RETURN_IF_ERROR(add_control_loop(static_cast<FrameId>(f), d,
+                                            it == signals.end() ? std::nullopt
+                                                                : std::optional<Endpoint>(it->second)));
       }
-      for (int d : spread)
-        if (d != dev(frame.pivot) || receives[f][static_cast<size_t>(d)])
-          TF_RETURN_IF_ERROR(add_control_loop(static_cast<FrameId>(f), d));
     }
     return ok_status();
   }
 
-  Status add_control_loop(FrameId f, int d) {
+  // Marks a node the partitioner made for a control loop.
+  static void mark(Node& n) { n.attrs["_tagflow_control_loop"] = true; }
+
+  Node bool_node(std::string name, std::string op) {
+    Node n;
+    n.name = std::move(name);
+    n.op = std::move(op);
+    n.attrs["T"] = DType::boolean;
+    mark(n);
+    return n;
+  }
+
+  // A Merge of bool values that is live iff one of them is (the first live
+  // one wins, even under strict-merge); the value itself if there is one.
+  Endpoint any_live(std::vector<Endpoint> values, const std::string& name, int d) {
+    if (values.size() == 1) return values.front();
+    Node merge = bool_node(name, "Merge");
+    merge.inputs = std::move(values);
+    merge.attrs["N"] = static_cast<int64_t>(merge.inputs.size());
+    merge.attrs["_tagflow_first_live"] = true;
+    return Endpoint{add(std::move(merge), d), 0};
+  }
+
+  // The continue signal of frame f for each device in `spread`: a bool that
+  // is live in an iteration exactly when one of the frame's NextIteration
+  // values is (and so the next iteration runs), dead otherwise. Each
+  // device holding NextIterations makes its part (live indicators of their
+  // inputs, merged); every device merges all parts (the other devices'
+  // become transfers). Empty when the frame has no NextIteration.
+  std::map<int, Endpoint> continue_signals(FrameId f, const std::vector<int>& spread) {
+    const FrameInfo& frame = cf_.frames[static_cast<size_t>(f)];
+    std::map<int, std::vector<Endpoint>> indicators;  // by device
+    for (NodeId id : frame.nodes) {
+      if (node_role(g_.node(id)) != OpRole::next_iteration || g_.node(id).inputs.empty()) continue;
+      const int e = dev(id);
+      const std::string prefix = fmt::format("_cf/{}/{}/", frame.name, short_[static_cast<size_t>(e)]);
+      // The indicator reads the NextIteration's input where the
+      // NextIteration runs (a value from another device crosses once, for
+      // both), and turns it into a bool through a control edge, which
+      // carries the deadness of its node.
+      const Endpoint src = g_.node(id).inputs[0];
+      Node probe;
+      probe.name = prefix + "live_of/" + g_.node(id).name;
+      probe.op = "Identity";
+      probe.inputs = {src};
+      probe.attrs["T"] = ops::base_dtype(g_.node(src.node).output_types[static_cast<size_t>(src.port)]);
+      mark(probe);
+      const NodeId anchor = add(std::move(probe), e);
+      Node live;
+      live.name = prefix + "live/" + g_.node(id).name;
+      live.op = "Const";
+      live.control_inputs = {anchor};
+      live.attrs["dtype"] = DType::boolean;
+      live.attrs["value"] = ops::Tensor::scalar(true);
+      mark(live);
+      indicators[e].push_back(Endpoint{add(std::move(live), e), 0});
+    }
+    std::vector<Endpoint> parts;
+    for (auto& [e, values] : indicators)
+      parts.push_back(any_live(std::move(values),
+                               fmt::format("_cf/{}/{}/any_next", frame.name, short_[static_cast<size_t>(e)]), e));
+    std::map<int, Endpoint> out;
+    if (parts.empty()) return out;
+    for (int d : spread)
+      out[d] = any_live(parts, fmt::format("_cf/{}/{}/continue", frame.name, short_[static_cast<size_t>(d)]), d);
+    return out;
+  }
+
+  // Enter -> Merge -> NextIteration(continue) -> Merge on device d; the
+  // Merge is live in every iteration the frame instance runs, and triggers
+  // d's _Recvs in the frame.
+  Status add_control_loop(FrameId f, int d, std::optional<Endpoint> signal) {
     const FrameInfo& frame = cf_.frames[static_cast<size_t>(f)];
     const std::string prefix = fmt::format("_cf/{}/{}/", frame.name, short_[static_cast<size_t>(d)]);
     Endpoint input;
-    DType type = DType::int32;
     if (frame.parent == kRootFrame) {
       Node start;
       start.name = prefix + "start";
       start.op = "Const";
-      start.attrs["dtype"] = DType::int32;
-      start.attrs["value"] = ops::Tensor::scalar<int32_t>(0);
+      start.attrs["dtype"] = DType::boolean;
+      start.attrs["value"] = ops::Tensor::scalar(true);
+      mark(start);
       input = Endpoint{add(std::move(start), d), 0};
-    } else if (auto it = loops_.find({cf_.frames[static_cast<size_t>(frame.parent)].name, d}); it != loops_.end()) {
+    } else if (auto it = loops_.find({cf_.frames[static_cast<size_t>(frame.parent)].name, d});
+               it != loops_.end()) {
       input = Endpoint{it->second.merge, 0};
-      type = it->second.type;
     } else {
-      NodeId parent_pivot = cf_.frames[static_cast<size_t>(frame.parent)].pivot;
-      if (parent_pivot == kNoNode || dev(parent_pivot) != d)
-        return Status(Error::internal,
-                      fmt::format("partition: the control loop of frame '{}' on device '{}' has "
-                                  "no way into {}",
-                                  frame.name, devices_[static_cast<size_t>(d)], frame_label(frame.parent)));
-      input = Endpoint{parent_pivot, 0};
-      type = DType::boolean;
+      return Status(Error::internal,
+                    fmt::format("partition: the control loop of frame '{}' on device '{}' has no "
+                                "way into {}",
+                                frame.name, devices_[static_cast<size_t>(d)], frame_label(frame.parent)));
     }
-    Node enter;
-    enter.name = prefix + "Enter";
-    enter.op = "Enter";
+    Node enter = bool_node(prefix + "Enter", "Enter");
     enter.inputs = {input};
-    enter.attrs["T"] = type;
     enter.attrs["frame_name"] = frame.name;
     enter.attrs["is_constant"] = false;
     enter.attrs["parallel_iterations"] = frame.parallel_iterations;
     NodeId enter_id = add(std::move(enter), d);
-    Node merge;
-    merge.name = prefix + "Merge";
-    merge.op = "Merge";
+    Node merge = bool_node(prefix + "Merge", "Merge");
     merge.inputs = {Endpoint{enter_id, 0}};
-    merge.attrs["T"] = type;
-    merge.attrs["N"] = int64_t{2};
+    merge.attrs["N"] = int64_t{1};
     NodeId merge_id = add(std::move(merge), d);
-    Node sw;
-    sw.name = prefix + "Switch";
-    sw.op = "Switch";
-    sw.inputs = {Endpoint{merge_id, 0}, Endpoint{frame.pivot, 0}};
-    sw.attrs["T"] = type;
-    NodeId switch_id = add(std::move(sw), d);
-    Node next;
-    next.name = prefix + "NextIteration";
-    next.op = "NextIteration";
-    next.inputs = {Endpoint{switch_id, 1}};
-    next.attrs["T"] = type;
-    NodeId next_id = add(std::move(next), d);
-    g_.mutable_node(merge_id).inputs.push_back(Endpoint{next_id, 0});
-    loops_[{frame.name, d}] = ControlLoop{merge_id, type};
+    if (signal) {
+      Node next = bool_node(prefix + "NextIteration", "NextIteration");
+      next.inputs = {*signal};
+      NodeId next_id = add(std::move(next), d);
+      Node& m = g_.mutable_node(merge_id);
+      m.inputs.push_back(Endpoint{next_id, 0});
+      m.attrs["N"] = int64_t{2};
+    }
+    loops_[{frame.name, d}] = ControlLoop{merge_id, DType::boolean};
     return ok_status();
   }
 

@@ -1,11 +1,12 @@
 // Partitioning: splits a placed graph into one graph per device. Every
 // cross-device edge (data or control) becomes a `_Send` on the source's
 // device and a `_Recv` on the destination's; an Enter read on another
-// device is cloned there; and every device that holds nodes of a loop but
-// must learn its iterations from another device gets a control loop for
-// that frame (Enter -> Merge -> Switch(pivot) -> NextIteration -> Merge),
-// stacked for nested loops. The construction, the transfer key format and
-// the argument why the partitions compute what the graph computes are in
+// device is cloned there; and every device that holds nodes of a loop spread
+// over several devices gets a control loop for that frame (Enter -> Merge ->
+// NextIteration -> Merge), stacked for nested loops, driven by the frame's
+// continue signal: a bool live in an iteration exactly when one of the
+// frame's NextIteration values is. The construction, the transfer key format
+// and the argument why the partitions compute what the graph computes are in
 // docs/protocol.md, "Partitioning". Pure function of its inputs; the
 // partitions are validated graphs, immutable once returned.
 #pragma once
@@ -24,9 +25,8 @@ struct Partition {
 
 // `placed` must be validated and placed (graph/placement.hpp): every
 // node's device is one of `devices` (full names). Returns one partition per
-// device that holds nodes, in the order of `devices`. Errors name the node
-// or frame: a node on no listed device, a NextIteration and its Merge on two
-// devices, a frame spread over several devices without a LoopCond.
+// device that holds nodes, in the order of `devices`. Errors name the node:
+// a node on no listed device, a NextIteration and its Merge on two devices.
 Expected<std::vector<Partition>> partition_graph(const Graph& placed,
                                                  const std::vector<std::string>& devices);
 

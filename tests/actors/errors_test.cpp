@@ -97,20 +97,6 @@ BOOST_AUTO_TEST_CASE(a_step_that_never_ends_is_stopped_by_its_timeout) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(two_live_inputs_to_a_merge_are_an_error) {
-  std::string text = int_const("a", 1) + int_const("b", 2) + merge("m", {"a", "b"});
-  for (const Mode& m : modes()) {
-    BOOST_TEST_CONTEXT(m.name) {
-      auto s = make_session(parse(text), m);
-      auto r = s->run({}, {"m"});
-      BOOST_REQUIRE(!r.ok());
-      BOOST_TEST(r.status().message().find("Merge 'm' got two live inputs") != std::string::npos,
-                 r.status().message());
-      BOOST_TEST(r.status().message().find("at tag /") != std::string::npos);
-    }
-  }
-}
-
 BOOST_AUTO_TEST_CASE(unknown_fetches_and_feeds_are_errors) {
   auto s = make_session(parse(int_const("a", 1)), modes()[0]);
   auto r = s->run({}, {"nope"});

@@ -156,4 +156,67 @@ inline std::string three_nested_loops() {
          counting_loop("a", "start", "n", 1, 10, a_body);
 }
 
+// `depth` loops, each nested in the one before and running one iteration:
+// loop k counts from the value of loop k-1 (0 for the outermost) while it
+// is below 1; its next value is the inner loop's result plus 1, so the
+// outermost loop exits with `depth`. With `live_invariant`, each loop also
+// carries a variable that starts from the root constant `one` through an
+// invariant Enter per level — live even in dead iterations, so the inner
+// loops of a dead iteration run (dead and live values mixed) and cannot be
+// skipped.
+inline std::string nested_chain(int depth, bool live_invariant = false) {
+  std::string g = int_const("zero", 0) + int_const("one", 1);
+  for (int k = 0; k < depth; ++k) {
+    const std::string l = "L" + std::to_string(k);
+    g += enter(l + "/enter", k == 0 ? "zero" : "L" + std::to_string(k - 1) + "/id", l) +
+         merge(l + "/merge", {l + "/enter", l + "/next"}) +
+         int_const(l + "/limit", 1, {"^" + l + "/merge"}) +
+         binary(l + "/less", "Less", l + "/merge", l + "/limit") + node(l + "/cond", "LoopCond", {l + "/less"}) +
+         binary(l + "/switch", "Switch", l + "/merge", l + "/cond") +
+         unary(l + "/id", "Identity", l + "/switch:1") + int_const(l + "/step", 1, {"^" + l + "/id"}) +
+         unary(l + "/exit", "Exit", l + "/switch");
+    if (live_invariant) {
+      const std::string from = k == 0 ? "one" : "L" + std::to_string(k - 1) + "/one_in";
+      g += enter(l + "/one_in", from, l, true) + enter(l + "/v_enter", from, l) +
+           merge(l + "/v_merge", {l + "/v_enter", l + "/v_next"}) +
+           binary(l + "/v_switch", "Switch", l + "/v_merge", l + "/cond") +
+           unary(l + "/v_id", "Identity", l + "/v_switch:1") + unary(l + "/v_next", "NextIteration", l + "/v_id") +
+           unary(l + "/v_exit", "Exit", l + "/v_switch");
+    }
+  }
+  for (int k = 0; k < depth; ++k) {
+    const std::string l = "L" + std::to_string(k);
+    std::string add = binary(l + "/add", "Add", k == depth - 1 ? l + "/id" : "L" + std::to_string(k + 1) + "/exit",
+                             l + "/step");
+    // the inner loop's live-invariant variable is needed too (not pruned)
+    if (live_invariant && k + 1 < depth)
+      add = node(l + "/add", "Add", {"L" + std::to_string(k + 1) + "/exit", l + "/step",
+                                     "^L" + std::to_string(k + 1) + "/v_exit"}, type_attr("T", "DT_INT32"));
+    g += add + unary(l + "/next", "NextIteration", l + "/add");
+  }
+  return g;
+}
+
+
+// `while i < n: i += inner()`, where inner() is a loop of one iteration that
+// returns 1: n iterations of the outer loop make n frame instances of the
+// inner one (frame-instance cost against counting_loop's iteration cost).
+inline std::string loop_of_inner_loops() {
+  std::string body = int_const("w/one", 1, {"^w/Identity"}) + enter("w/in/Enter", "w/one", "w/in") +
+                     merge("w/in/Merge", {"w/in/Enter", "w/in/NextIteration"}) +
+                     int_const("w/in/limit", 2, {"^w/in/Merge"}) +
+                     binary("w/in/Less", "Less", "w/in/Merge", "w/in/limit") +
+                     node("w/in/LoopCond", "LoopCond", {"w/in/Less"}) +
+                     binary("w/in/Switch", "Switch", "w/in/Merge", "w/in/LoopCond") +
+                     unary("w/in/Identity", "Identity", "w/in/Switch:1") +
+                     int_const("w/in/step", 1, {"^w/in/Identity"}) +
+                     binary("w/in/Add", "Add", "w/in/Identity", "w/in/step") +
+                     unary("w/in/NextIteration", "NextIteration", "w/in/Add") +
+                     unary("w/in/Exit", "Exit", "w/in/Switch") +
+                     binary("w/next", "Sub", "w/in/Exit", "w/one") +
+                     binary("w/sum", "Add", "w/Identity", "w/next");
+  return int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+         counting_loop("w", "start", "n", 1, 10, body, "w/sum");
+}
+
 }  // namespace tagflow::testing

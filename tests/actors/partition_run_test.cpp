@@ -66,6 +66,16 @@ std::vector<Case> cases() {
        {{{{"p", yes}}, {"after"}, {}}, {{{"p", no}}, {"after"}, {}}, {{{"p", no}}, {"plain_after"}, {}}}},
       {"nested loops", text(nested_loops), {{{}, {"o/Exit"}, {}}}},
       {"three nested loops", text(three_nested_loops), {{{}, {"a/s_exit", "a/Exit"}, {}}}},
+      {"a loop-variable Enter read outside a Merge",
+       [] {
+         // w/x enters from the root without a Merge: its value lives in
+         // iteration 0; later iterations give w/neg a dead input.
+         std::string body = enter("w/x", "five", "w") + unary("w/neg", "Neg", "w/x") +
+                            unary("w/neg2", "Identity", "w/neg") + unary("w/side_exit", "Exit", "w/neg2");
+         return parse(int_const("start", 0) + int_const("n", 3) + int_const("five", 5) +
+                      counting_loop("w", "start", "n", 1, 10, body));
+       },
+       {{{}, {"w/Exit", "w/side_exit"}, {}}}},
       {"zero-iteration loop",
        [] { return parse(int_const("start", 7) + int_const("n", 3) + counting_loop("w", "start", "n", 1)); },
        {{{}, {"w/Exit"}, {}}}},

@@ -39,6 +39,9 @@ BOOST_AUTO_TEST_CASE(devices_option_type_check_works_in_every_build) {
   BOOST_TEST(error_of("[tagflow]\ndevices=3\n").find("[tagflow] devices = 3 is not a list of string") !=
              std::string::npos);
   BOOST_TEST(error_of("[tagflow]\ndevices=[1]\n").find("is not a list of string") != std::string::npos);
+  BOOST_TEST(error_of("[tagflow]\nstrict-merge=3\n").find("[tagflow] strict-merge = 3 is not a") !=
+             std::string::npos);
+  BOOST_TEST(error_of("[tagflow]\nstrict-merge=true\n") == "<no error>");
 }
 
 BOOST_AUTO_TEST_CASE(unknown_keys_and_bad_device_names_are_errors) {

@@ -68,7 +68,9 @@ BOOST_AUTO_TEST_CASE(the_deterministic_trace_is_an_exact_message_sequence) {
       seen.push_back(e.to + " <- " + e.key + (e.dead ? " (dead)" : ""));
   // Iteration 0 starts with both Enter values, runs the body once and hands
   // i = 1 on as soon as NextIteration has run, before its dead Exit; the
-  // predicate of iteration 1 is false, and its live Exit leaves the frame.
+  // predicate of iteration 1 is false: its dead NextIteration value is
+  // reported (and dropped, no iteration 2 runs) and its live Exit leaves
+  // the frame.
   std::vector<std::string> want = {
       "frame w <- enter:w/limit",
       "frame w <- enter:w/Enter",
@@ -80,6 +82,7 @@ BOOST_AUTO_TEST_CASE(the_deterministic_trace_is_an_exact_message_sequence) {
       "frame w <- report:quiescent",
       "iteration w/1 <- start:w/NextIteration",
       "iteration w/1 <- start:w/limit",
+      "frame w <- next_iteration:w/NextIteration (dead)",
       "frame w <- exit:w/Exit",
       "frame w <- report:quiescent",
   };

@@ -117,6 +117,18 @@ std::string loop_graph(const std::string& body_extra = "") {
          counting_loop("w", "start", "n", 1, 10, body_extra);
 }
 
+// loop_graph with a second loop variable: w/acc doubles every iteration.
+std::string two_variable_loop_graph() {
+  std::string acc = enter("w/Enter_1", "start", "w", false) +
+                    merge("w/Merge_1", {"w/Enter_1", "w/NextIteration_1"}) +
+                    binary("w/Switch_1", "Switch", "w/Merge_1", "w/LoopCond") +
+                    unary("w/Identity_1", "Identity", "w/Switch_1:1") +
+                    binary("w/double", "Add", "w/Identity_1", "w/Identity_1") +
+                    unary("w/NextIteration_1", "NextIteration", "w/double") +
+                    unary("w/Exit_1", "Exit", "w/Switch_1");
+  return loop_graph(acc);
+}
+
 // Outer loop `o` (frame "o") whose body runs an inner loop `in` (frame
 // "in") from 0 to o's counter, plus a node `o/side` outside the inner loop.
 std::string nested_graph() {
@@ -186,47 +198,77 @@ BOOST_AUTO_TEST_CASE(control_edges_cross_as_a_value_of_the_source) {
   BOOST_TEST((control_names(p1, "y") == std::vector<std::string>{"_recv/" + key}));
 }
 
-BOOST_AUTO_TEST_CASE(a_loop_node_elsewhere_gets_a_control_loop_and_the_pivot_device_none) {
+BOOST_AUTO_TEST_CASE(every_device_of_a_split_loop_gets_a_control_loop_on_the_continue_signal) {
   // The loop runs on CPU:0; CPU:1 only computes a side value of each iteration.
   Graph g = assigned(loop_graph(unary("w/side", "Neg", "w/Identity")), {{"w/side", 1}});
   auto parts = partitioned(g, 2);
   check_structure(parts);
   const Graph& p0 = on(parts, 0);
   const Graph& p1 = on(parts, 1);
-  BOOST_TEST(count_with_prefix(p0, "_cf/") == 0);
-  BOOST_TEST(count_with_prefix(p1, "_cf/w/CPU_1/") == 5);
-  BOOST_TEST(input_name(p1, "_cf/w/CPU_1/Enter", 0) == "_cf/w/CPU_1/start");
-  BOOST_TEST(*find_node(p1, "_cf/w/CPU_1/Enter").attr<std::string>("frame_name") == "w");
-  BOOST_TEST(!*find_node(p1, "_cf/w/CPU_1/Enter").attr<bool>("is_constant"));
-  BOOST_TEST(input_name(p1, "_cf/w/CPU_1/Merge", 0) == "_cf/w/CPU_1/Enter");
-  BOOST_TEST(input_name(p1, "_cf/w/CPU_1/Merge", 1) == "_cf/w/CPU_1/NextIteration");
-  BOOST_TEST(input_name(p1, "_cf/w/CPU_1/Switch", 0) == "_cf/w/CPU_1/Merge");
-  BOOST_TEST(input_name(p1, "_cf/w/CPU_1/Switch", 1) == "_recv/edge_w/LoopCond_0_to_CPU_1");
-  BOOST_TEST(input_name(p1, "_cf/w/CPU_1/NextIteration", 0) == "_cf/w/CPU_1/Switch:1");
-  BOOST_TEST(input_name(p0, "_send/edge_w/LoopCond_0_to_CPU_1", 0) == "w/LoopCond");
+  // CPU:0 holds the NextIteration: a live indicator of its input is the
+  // continue signal, used by its own control loop and sent to CPU:1's
+  const std::string live = "_cf/w/CPU_0/live/w/NextIteration";
+  BOOST_TEST(input_name(p0, "_cf/w/CPU_0/live_of/w/NextIteration", 0) == "w/Add");
+  BOOST_TEST((control_names(p0, live) == std::vector<std::string>{"_cf/w/CPU_0/live_of/w/NextIteration"}));
+  BOOST_TEST(find_node(p0, live).op == "Const");
+  BOOST_TEST(input_name(p0, "_cf/w/CPU_0/NextIteration", 0) == live);
+  BOOST_TEST(count_with_prefix(p0, "_cf/w/CPU_0/") == 6);  // start, Enter, Merge, NextIteration, indicator
+  BOOST_TEST(count_with_prefix(p1, "_cf/w/CPU_1/") == 4);
+  for (const Graph* p : {&p0, &p1}) {
+    const std::string cl = p == &p0 ? "_cf/w/CPU_0/" : "_cf/w/CPU_1/";
+    BOOST_TEST(input_name(*p, cl + "Enter", 0) == cl + "start");
+    BOOST_TEST(*find_node(*p, cl + "Enter").attr<std::string>("frame_name") == "w");
+    BOOST_TEST(!*find_node(*p, cl + "Enter").attr<bool>("is_constant"));
+    BOOST_TEST((*find_node(*p, cl + "Enter").attr<DType>("T") == DType::boolean));
+    BOOST_TEST(input_name(*p, cl + "Merge", 0) == cl + "Enter");
+    BOOST_TEST(input_name(*p, cl + "Merge", 1) == cl + "NextIteration");
+  }
+  const std::string signal = "_recv/edge__cf/w/CPU_0/live/w/NextIteration_0_to_CPU_1";
+  BOOST_TEST(input_name(p1, "_cf/w/CPU_1/NextIteration", 0) == signal);
+  // the pivot is no longer needed on CPU:1: no Switch there reads it
+  BOOST_TEST(!has(p1, "_recv/edge_w/LoopCond_0_to_CPU_1"));
   // every Recv of the loop is triggered by the control loop's Merge
-  BOOST_TEST((control_names(p1, "_recv/edge_w/LoopCond_0_to_CPU_1") ==
-              std::vector<std::string>{"_cf/w/CPU_1/Merge"}));
-  BOOST_TEST((control_names(p1, "_recv/edge_w/Identity_0_to_CPU_1") ==
-              std::vector<std::string>{"_cf/w/CPU_1/Merge"}));
+  for (const std::string& recv : {signal, std::string("_recv/edge_w/Identity_0_to_CPU_1")})
+    BOOST_TEST((control_names(p1, recv) == std::vector<std::string>{"_cf/w/CPU_1/Merge"}));
   BOOST_TEST(input_name(p1, "w/side", 0) == "_recv/edge_w/Identity_0_to_CPU_1");
   auto cf = analyze_control_flow(p1);
   BOOST_REQUIRE(cf.ok());
-  BOOST_TEST(cf->frames[static_cast<size_t>(cf->find_frame("w"))].nodes.size() == 6u);
+  // Merge, NextIteration, the two Recvs and w/side
+  BOOST_TEST(cf->frames[static_cast<size_t>(cf->find_frame("w"))].nodes.size() == 5u);
 }
 
-BOOST_AUTO_TEST_CASE(the_pivot_device_gets_a_control_loop_when_it_receives_in_the_frame) {
+BOOST_AUTO_TEST_CASE(the_continue_signal_reads_a_next_iteration_value_where_it_arrives) {
   Graph g = assigned(loop_graph(), {{"w/Add", 1}, {"w/step", 1}});
   auto parts = partitioned(g, 2);
   check_structure(parts);
   const Graph& p0 = on(parts, 0);
-  BOOST_TEST(count_with_prefix(p0, "_cf/w/CPU_0/") == 5);
   BOOST_TEST(input_name(p0, "w/NextIteration", 0) == "_recv/edge_w/Add_0_to_CPU_0");
+  // one transfer of w/Add serves both the NextIteration and its indicator
+  BOOST_TEST(input_name(p0, "_cf/w/CPU_0/live_of/w/NextIteration", 0) == "_recv/edge_w/Add_0_to_CPU_0");
   BOOST_TEST((control_names(p0, "_recv/edge_w/Add_0_to_CPU_0") ==
               std::vector<std::string>{"_cf/w/CPU_0/Merge"}));
   // w/step's control input from w/Identity crosses too
   BOOST_TEST((control_names(on(parts, 1), "w/step") ==
               std::vector<std::string>{"_recv/edge_w/Identity_control_to_CPU_1"}));
+}
+
+BOOST_AUTO_TEST_CASE(next_iterations_on_two_devices_merge_their_continue_signals) {
+  // A second loop variable whose Merge, Switch and NextIteration are on CPU:1.
+  Graph g = assigned(two_variable_loop_graph(), {{"w/Merge_1", 1}, {"w/Switch_1", 1},
+                                                 {"w/Identity_1", 1}, {"w/double", 1},
+                                                 {"w/NextIteration_1", 1}, {"w/Exit_1", 1},
+                                                 {"w/Enter_1", 1}});
+  auto parts = partitioned(g, 2);
+  check_structure(parts);
+  for (int d : {0, 1}) {
+    const Graph& p = on(parts, d);
+    const std::string cl = "_cf/w/CPU_" + std::to_string(d) + "/";
+    const Node& any = find_node(p, cl + "continue");
+    BOOST_TEST(any.op == "Merge");
+    BOOST_TEST(*any.attr<bool>("_tagflow_first_live"));
+    BOOST_TEST(any.inputs.size() == 2u);
+    BOOST_TEST(input_name(p, cl + "NextIteration", 0) == cl + "continue");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(an_enter_read_on_another_device_is_cloned_there) {
@@ -257,24 +299,24 @@ BOOST_AUTO_TEST_CASE(nested_loop_across_three_devices_stacks_control_loops) {
   const Graph& p0 = on(parts, 0);
   const Graph& p1 = on(parts, 1);
   const Graph& p2 = on(parts, 2);
-  // CPU:2 holds the inner loop: control loops for both frames, stacked
-  BOOST_TEST(count_with_prefix(p2, "_cf/o/CPU_2/") == 5);
-  BOOST_TEST(count_with_prefix(p2, "_cf/in/CPU_2/") == 4);  // no Const: fed by the outer Merge
+  // the outer frame is on all three devices (CPU:2 through the inner loop)
+  for (int d = 0; d < 3; ++d) {
+    const Graph& p = on(parts, d);
+    const std::string cl = "_cf/o/CPU_" + std::to_string(d) + "/";
+    BOOST_TEST(input_name(p, cl + "Enter", 0) == cl + "start");
+    BOOST_TEST(has(p, cl + "NextIteration"));
+  }
+  // the inner frame is on CPU:0 and CPU:2: control loops stacked on the
+  // outer ones, none on CPU:1
   BOOST_TEST(input_name(p2, "_cf/in/CPU_2/Enter", 0) == "_cf/o/CPU_2/Merge");
-  BOOST_TEST(input_name(p2, "_cf/in/CPU_2/Switch", 1) == "_recv/edge_in/LoopCond_0_to_CPU_2");
+  BOOST_TEST(input_name(p0, "_cf/in/CPU_0/Enter", 0) == "_cf/o/CPU_0/Merge");
+  BOOST_TEST(count_with_prefix(p1, "_cf/in/") == 0);
+  BOOST_TEST(input_name(p2, "_cf/in/CPU_2/NextIteration", 0) ==
+             "_recv/edge__cf/in/CPU_0/live/in/NextIteration_0_to_CPU_2");
   BOOST_TEST((control_names(p2, "_recv/edge_in/Identity_0_to_CPU_2") ==
               std::vector<std::string>{"_cf/in/CPU_2/Merge"}));
-  BOOST_TEST((control_names(p2, "_recv/edge_o/LoopCond_0_to_CPU_2") ==
+  BOOST_TEST((control_names(p2, "_recv/edge__cf/o/CPU_0/live/o/NextIteration_0_to_CPU_2") ==
               std::vector<std::string>{"_cf/o/CPU_2/Merge"}));
-  // CPU:1 holds only outer-loop nodes: no inner control loop
-  BOOST_TEST(count_with_prefix(p1, "_cf/o/CPU_1/") == 5);
-  BOOST_TEST(count_with_prefix(p1, "_cf/in/") == 0);
-  // CPU:0 receives in the inner frame (in/Add -> in/NextIteration) but not
-  // in the outer one: its inner control loop enters from the outer pivot
-  BOOST_TEST(count_with_prefix(p0, "_cf/o/") == 0);
-  BOOST_TEST(count_with_prefix(p0, "_cf/in/CPU_0/") == 4);
-  BOOST_TEST(input_name(p0, "_cf/in/CPU_0/Enter", 0) == "o/LoopCond");
-  BOOST_TEST((*find_node(p0, "_cf/in/CPU_0/Enter").attr<DType>("T") == DType::boolean));
   BOOST_TEST(input_name(p0, "in/NextIteration", 0) == "_recv/edge_in/Add_0_to_CPU_0");
   auto cf = analyze_control_flow(p2);
   BOOST_REQUIRE(cf.ok());
@@ -309,14 +351,21 @@ BOOST_AUTO_TEST_CASE(errors_name_the_node_or_frame) {
   BOOST_TEST(contains(e, "NextIteration 'w/NextIteration' is on device '" + cpu(1) +
                              "' but its consumer 'w/Merge' is on device '" + cpu(0) + "'"), e);
 
-  std::string no_pivot = int_const("c", 1) + enter("f/Enter", "c", "f") +
-                         unary("f/Id", "Identity", "f/Enter") + unary("f/Exit", "Exit", "f/Id");
-  e = partition_error(assigned(no_pivot, {{"f/Id", 1}}), 2);
-  BOOST_TEST(contains(e, "frame 'f' has nodes on 2 devices"), e);
-  BOOST_TEST(contains(e, "no LoopCond"), e);
-
   e = partition_error(assigned(int_const("c", 1), {{"c", 3}}), 2);
   BOOST_TEST(contains(e, "node 'c' is on device '" + cpu(3) + "', which is not one of the devices"), e);
+}
+
+BOOST_AUTO_TEST_CASE(a_frame_without_next_iteration_splits_with_a_control_loop_of_one_iteration) {
+  std::string text = int_const("c", 1) + enter("f/Enter", "c", "f") +
+                     unary("f/Id", "Identity", "f/Enter") + unary("f/Exit", "Exit", "f/Id");
+  auto parts = partitioned(assigned(text, {{"f/Id", 1}}), 2);
+  check_structure(parts);
+  for (int d : {0, 1}) {
+    const Graph& p = on(parts, d);
+    const std::string cl = "_cf/f/CPU_" + std::to_string(d) + "/";
+    BOOST_TEST(find_node(p, cl + "Merge").inputs.size() == 1u);
+    BOOST_TEST(!has(p, cl + "NextIteration"));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_fetched_recv_keeps_its_user_send) {
