@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -158,6 +160,62 @@ Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::s
   return def;
 }
 
+// --- UTF-8 ---------------------------------------------------------------
+
+bool is_utf8(const std::string& s) {
+  static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};  // no overlong forms
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n;  // continuation bytes
+    uint32_t cp;
+    if (c < 0x80) n = 0, cp = c;
+    else if ((c >> 5) == 0x6) n = 1, cp = c & 0x1f;
+    else if ((c >> 4) == 0xe) n = 2, cp = c & 0x0f;
+    else if ((c >> 3) == 0x1e) n = 3, cp = c & 0x07;
+    else return false;
+    if (n >= s.size() - i) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// The first proto3 `string` field (not `bytes`) of `m` that is not UTF-8,
+// as a path ("node[3].device"), or "". The binary decoder refuses such a
+// field; protobuf's text parser lets escapes like "\377" through, and the
+// graph could then not be written as a binary GraphDef.
+std::string first_non_utf8(const pb::Message& m, const std::string& path) {
+  const pb::Reflection* r = m.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    if (f->type() != pb::FieldDescriptor::TYPE_STRING &&
+        f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE)
+      continue;
+    const std::string name = path.empty() ? f->name() : path + "." + f->name();
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const std::string at = f->is_repeated() ? name + "[" + std::to_string(i) + "]" : name;
+      if (f->type() == pb::FieldDescriptor::TYPE_STRING) {
+        std::string scratch;
+        const std::string& v = f->is_repeated() ? r->GetRepeatedStringReference(m, f, i, &scratch)
+                                                : r->GetStringReference(m, f, &scratch);
+        if (!is_utf8(v)) return at;
+      } else {
+        const pb::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+        std::string bad = first_non_utf8(sub, at);
+        if (!bad.empty()) return bad;
+      }
+    }
+  }
+  return {};
+}
+
 // --- GraphDef -> Graph -----------------------------------------------------
 
 struct InputRef {
@@ -260,6 +318,9 @@ Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::str
                          def.versions().bad_consumers().end());
   g.set_versions(std::move(v));
   g.mutable_library() = def.library();
+  // Unknown fields of a binary library would be kept, and text cannot
+  // express them (`14: 0x5401...` does not parse back).
+  g.mutable_library().DiscardUnknownFields();
   return g;
 }
 
@@ -275,6 +336,8 @@ Expected<Graph> import_graph_text(std::string_view text, const std::string& sour
   if (!parser.Parse(&input, &def))
     return Status(Error::parse_error,
                   errors.first().empty() ? source + ": malformed text GraphDef" : errors.first());
+  std::string bad = first_non_utf8(def, "");
+  if (!bad.empty()) return parse_error(source, "string field " + bad + " is not valid UTF-8");
   return graph_from_proto(def, source);
 }
 
