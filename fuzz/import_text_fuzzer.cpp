@@ -6,7 +6,16 @@
 #include <cstdint>
 #include <string_view>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "import_pipeline.hpp"
+
+// protobuf logs every malformed input to stderr; the importer's errors say
+// what matters.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
