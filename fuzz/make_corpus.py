@@ -130,7 +130,7 @@ PROGRAMS = {
     "raw_merge": [0, 0, 0, 1, 0, 2, 14],
     "control_dep": [2, 0, 0, 3, 15, 4, 19, 3, 0],
     "select": [0, 0, 0, 1, 0, 2, 0, 3, 18],
-    "threaded_loop": [7, 9, 0, 0, 8, 0, 0x3e, 8, 0, 1, 3, 0, 0, 2, 3, 2],
+    "threaded_loop": [0x17, 9, 0, 0, 8, 0, 0x3e, 8, 0, 1, 3, 0, 0, 2, 3, 2],
     "shape_zeros": [0, 0, 1, 2, 4, 5, 17, 0, 17, 1],
 }
 
@@ -147,7 +147,7 @@ def run():
                ["grappler_while_loop.pbtxt", "tfnet_cond_test.pbtxt", "ov_switch_merge_several_cond_flows.pbtxt",
                 "tflite_merge4_placeholders.pbtxt", "mlir_graph_while_loop.pbtxt"]]
     for i, g in enumerate(graphs):
-        c.add("graph_" + g.stem, bytes([0x80 | (i % 4) | (4 if i % 2 else 0), 3]) + g.read_bytes())
+        c.add("graph_" + g.stem, bytes([0x80 | (i % 4) | (0x14 if i % 2 else 0) | (8 if i % 3 == 0 else 0), 3]) + g.read_bytes())
 
 
 def main():

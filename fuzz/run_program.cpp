@@ -19,7 +19,7 @@ using graph::Output;
 using Vars = std::vector<Output>;
 
 constexpr int kMaxDepth = 3;     // nesting of cond / while / case
-constexpr int kMaxNodes = 400;   // a program stops growing the graph here
+constexpr int kMaxNodes = 200;   // a program stops growing the graph here
 constexpr size_t kMaxStack = 16;
 
 // The bytes of one program or sub-program; reading past the end gives 0.
@@ -373,7 +373,7 @@ ops::Expected<RunCase> decode_run_case(const uint8_t* data, size_t size) {
   if (size < 2) return Status(ops::Error::invalid_argument, "too short");
   RunCase c;
   c.devices = 1 + (data[0] & 3);
-  c.threaded = (data[0] & 4) != 0;
+  c.threaded = (data[0] & 0x14) == 0x14;
   c.strict_merge = (data[0] & 8) != 0;
   c.placement_seed = data[1];
   const int32_t fed = static_cast<int8_t>(data[1]);

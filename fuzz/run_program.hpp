@@ -2,8 +2,10 @@
 // dynamic control flow, its feeds and fetches, and the session it runs in.
 //
 //   byte 0   bit 7: the rest is a GraphDef (text or binary) rather than a
-//            program; bits 0-1: devices - 1; bit 2: run on CAF's threaded
-//            scheduler (2 workers) instead of the deterministic one; bit 3:
+//            program; bits 0-1: devices - 1; bits 2 and 4 both set: run on
+//            CAF's threaded scheduler (2 workers) instead of the
+//            deterministic one (a quarter of the inputs: a threaded session
+//            costs ~10 times a deterministic one to start and stop); bit 3:
 //            strict Merges (a second live input is an error)
 //   byte 1   placement seed (random placement over the devices) and the
 //            value fed to the program's Placeholder `x`

@@ -5,8 +5,9 @@
 # The fuzzer starts from a copy of its seed corpus (fuzz/corpus/TARGET) in
 # build-fuzz/work/TARGET/corpus, which keeps the new entries it finds from
 # run to run; crashes, hangs, leaks and out-of-memory inputs go to
-# build-fuzz/work/TARGET/findings/. Exits non-zero on a finding, 3 if clang
-# or libFuzzer is missing. Reproduce one with
+# build-fuzz/work/TARGET/findings/ (with TAGFLOW_FUZZ_SMOKE=1, as
+# scripts/test.sh runs it: a fresh copy of the seeds in build-fuzz/smoke/).
+# Exits non-zero on a finding, 3 if clang or libFuzzer is missing. Reproduce one with
 #   build-fuzz/fuzz/fuzz_TARGET build-fuzz/work/TARGET/findings/crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,11 @@ cmake --build "$build" --target "fuzz_$target" -j2 > "$build.build.log" 2>&1 \
   || { tail -50 "$build.build.log"; exit 1; }
 
 work="$build/work/$target"
+if [ -n "${TAGFLOW_FUZZ_SMOKE:-}" ]; then
+  # scripts/test.sh: the seed corpus alone, not what earlier runs found
+  work="$build/smoke/$target"
+  rm -rf "$work"
+fi
 mkdir -p "$work/corpus" "$work/findings"
 cp -n "fuzz/corpus/$target"/* "$work/corpus/" 2> /dev/null || true
 flags=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/findings/")

@@ -15,7 +15,7 @@ elif ! command -v clang++ > /dev/null; then
 else
   for target in import_text import_binary config run; do
     status=0
-    bash scripts/fuzz.sh "$target" "$seconds" || status=$?
+    TAGFLOW_FUZZ_SMOKE=1 bash scripts/fuzz.sh "$target" "$seconds" || status=$?
     if [ "$status" -eq 3 ]; then
       echo "tagflow: fuzzers skipped: no libFuzzer"
       break
