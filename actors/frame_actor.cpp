@@ -114,7 +114,7 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
   if (step_->max_iterations > 0 && iteration >= step_->max_iterations) {
     fail(Status(ops::Error::resource_exhausted,
                 fmt::format("frame '{}' at tag {} on partition {} exceeded the limit of {} "
-                            "iterations (--max-iterations)",
+                            "iterations (--max-iterations, [tagflow] max-iterations)",
                             layout_.name, tag0_.with_iteration(iteration).to_string(),
                             exec_->partition(), step_->max_iterations)));
     return false;

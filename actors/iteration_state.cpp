@@ -14,9 +14,13 @@ namespace {
 // for a Merge) must not make it ready again.
 constexpr int kFired = -(1 << 28);
 
-bool is_true(const ops::Tensor& pred) {
-  return pred.num_elements() > 0 && pred.dtype() == ops::DType::boolean &&
-         pred.data<bool>()[0];
+// A Switch or LoopCond predicate is a scalar bool and a _SwitchN index a
+// scalar int32 (TensorFlow's rule): element 0 of anything else is no answer.
+Status check_scalar(const ops::Tensor& t, ops::DType want, const char* what) {
+  if (ops::base_dtype(t.dtype()) == want && t.shape().is_scalar()) return ops::ok_status();
+  return Status(ops::Error::invalid_argument,
+                fmt::format("the {} must be a scalar {}, not {} of shape {}", what,
+                            ops::dtype_name(want), ops::dtype_name(t.dtype()), t.shape().to_string()));
 }
 
 }  // namespace
@@ -26,8 +30,8 @@ void KernelBatch::compute(KernelJob& job) const {
   const NodeItem& item = *job.item;
   job.outputs.assign(static_cast<size_t>(item.num_outputs), ops::Tensor());
   ops::KernelContext kctx(job.inputs.data(), item.num_inputs, job.outputs.data(),
-                          item.num_outputs, resources_, step_id_);
-  job.status = item.kernel->compute(kctx);
+                          item.num_outputs, resources_, step_id_, memory_);
+  job.status = ops::run_kernel(*item.kernel, kctx);
   job.inputs.clear();
   if (events_ != nullptr) job.end_ns = events_->now_ns();
 }
@@ -248,7 +252,7 @@ Status IterationState::read_refs(const StepContext& ctx, const NodeItem& item,
 // Moves every live ready expensive node into a new batch (dead ones stay
 // ready: they only propagate deadness).
 Status IterationState::make_batch(const StepContext& ctx, Outbox& out) {
-  auto batch = std::make_shared<KernelBatch>(ctx.resources, ctx.step_id, ctx.events);
+  auto batch = std::make_shared<KernelBatch>(ctx.resources, ctx.step_id, ctx.events, ctx.memory);
   size_t kept = 0;
   for (int i : ready_expensive_) {
     const NodeItem& item = exec_->item(i);
@@ -295,11 +299,13 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
     case NodeKind::loop_cond:
       if (!any_dead) {
         if (item.kind == NodeKind::loop_cond) {
+          Status p = check_scalar(in[0], ops::DType::boolean, "predicate");
+          if (!p.ok()) return node_error(item, p);
           outp[0] = std::move(in[0]);
         } else {
           ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources,
-                                  ctx.step_id);
-          Status s = item.kernel->compute(kctx);
+                                  ctx.step_id, ctx.memory);
+          Status s = ops::run_kernel(*item.kernel, kctx);
           if (!s.ok()) return node_error(item, s);
           for (int i = 0; i < item.num_outputs; ++i)
             if (!outp[i].valid())
@@ -312,11 +318,17 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       node_dead = false;
       break;
     case NodeKind::switch_op:
-      if (!any_dead) outp[is_true(in[1]) ? 1 : 0] = std::move(in[0]);
+      if (!any_dead) {
+        Status p = check_scalar(in[1], ops::DType::boolean, "predicate");
+        if (!p.ok()) return node_error(item, p);
+        outp[in[1].data<bool>()[0] ? 1 : 0] = std::move(in[0]);
+      }
       break;
     case NodeKind::switch_n:
       if (!any_dead) {
-        int64_t index = in[1].num_elements() > 0 ? in[1].data<int32_t>()[0] : -1;
+        Status p = check_scalar(in[1], ops::DType::int32, "branch index");
+        if (!p.ok()) return node_error(item, p);
+        int64_t index = in[1].data<int32_t>()[0];
         if (index < 0 || index >= item.num_outputs) index = item.num_outputs - 1;
         outp[index] = std::move(in[0]);
       }

@@ -48,8 +48,9 @@ struct KernelJob {
 // results after computing it itself or after the worker's `computed` reply.
 class KernelBatch {
  public:
-  KernelBatch(ops::ResourceManager* resources, uint64_t step_id, EventSink* events)
-      : resources_(resources), step_id_(step_id), events_(events) {}
+  KernelBatch(ops::ResourceManager* resources, uint64_t step_id, EventSink* events,
+              ops::MemoryBudget* memory)
+      : resources_(resources), step_id_(step_id), events_(events), memory_(memory) {}
 
   // The index of the next unclaimed job, or -1 when all are claimed.
   int claim() {
@@ -68,6 +69,7 @@ class KernelBatch {
   ops::ResourceManager* resources_;
   uint64_t step_id_;
   EventSink* events_;
+  ops::MemoryBudget* memory_;
 };
 
 struct Outbox {
@@ -99,6 +101,7 @@ struct StepContext {
   ops::ResourceManager* resources = nullptr;
   EventSink* events = nullptr;  // nullptr: nobody listens
   bool use_workers = false;     // hand expensive nodes to workers
+  ops::MemoryBudget* memory = nullptr;  // the step's tensor bytes; nullptr: unlimited
   // A second live input of a Merge is an error instead of being ignored.
   bool strict_merge = false;
 };

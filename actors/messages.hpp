@@ -108,6 +108,7 @@ class StepWaiter;
 struct StepShared {
   StepContext context;
   std::vector<ops::Tensor> feeds;
+  std::shared_ptr<ops::MemoryBudget> memory;  // owns context.memory
   int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   std::shared_ptr<StepWaiter> waiter;
   std::vector<caf::actor> workers;  // compute jobs of kernel batches

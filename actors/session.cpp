@@ -5,161 +5,31 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
-#include <sstream>
-#include <thread>
 
 #include "actors/partition_actor.hpp"
+#include "actors/session_config.hpp"
 #include "actors/step_waiter.hpp"
 #include "graph/device.hpp"
 #include "graph/lower_functional.hpp"
 #include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
+#include "ops/memory_budget.hpp"
 #include "ops/resource.hpp"
 
 namespace tagflow::actors {
 
-// configs/local.ini, built into the library (actors/embedded_config.cpp.in).
-extern const char* const kEmbeddedConfig;
-
 namespace {
-
-// How CAF checks, stores and parses a value of tagflow's option of type T.
-// opt_group::add<T> would take this from a function-local static of an
-// inline template (caf::detail::option_meta_state_instance<T>) that
-// Debian's libcaf, built by g++, instantiates too, with a GNU-unique guard
-// variable. In a clang build the library's guard then stands for tagflow's
-// copy as well, which stays zero: the first check of the option called a
-// null pointer (found by fuzz/config; tests/actors/session_config_test.cpp).
-// This copy is tagflow's alone.
-template <class T>
-const caf::config_option::meta_state* option_meta() {
-  static const std::string type_name = caf::select_config_value_access_t<T>::type_name();
-  static const caf::config_option::meta_state meta{
-      caf::detail::check_impl<T>, caf::detail::store_impl<T>, caf::detail::get_impl<T>,
-      caf::detail::parse_impl_delegate<T>, type_name};
-  return &meta;
-}
-
-class SessionConfig : public caf::actor_system_config {
- public:
-  explicit SessionConfig(const SessionOptions& o) : options_(o) {
-    custom_options_.add(caf::config_option("tagflow", "devices",
-                                           "full names of the devices graphs are placed on",
-                                           option_meta<std::vector<std::string>>()));
-    custom_options_.add(caf::config_option("tagflow", "strict-merge",
-                                           "a second live input of a Merge is an error, not ignored",
-                                           option_meta<bool>()));
-    if (!o.deterministic) {
-      // One worker per core unless told otherwise: CAF's own default is at
-      // least 4, and on 2 cores the extra workers' polling competes with
-      // the ones that compute (64x64 MatMul loop: 22-24 vs 17-19 µs).
-      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-      set("scheduler.max-threads", o.threads > 0 ? static_cast<size_t>(o.threads) : size_t{cores});
-      // Workers poll for a while before they sleep: a step is a burst of
-      // short messages, and a sleeping worker costs tens of µs to wake.
-      set("work-stealing.aggressive-poll-attempts", size_t{1000});
-      set("work-stealing.moderate-sleep-duration", caf::timespan{std::chrono::microseconds(10)});
-    }
-  }
-
-  // Reads the embedded default, then the session's file if any; then the
-  // session's own settings that no file may override.
-  Status load() {
-    if (options_.config_file.empty()) return load_text({}, {});
-    std::ifstream in(options_.config_file);
-    if (!in)
-      return Status(ops::Error::not_found,
-                    "cannot read the configuration file '" + options_.config_file + "'");
-    std::stringstream text;
-    text << in.rdbuf();
-    return load_text(text.str(), "configuration file '" + options_.config_file + "'");
-  }
-
-  // load() with the file's text (`source` names it in errors; no text: no file).
-  Status load_text(const std::string& text, const std::string& source) {
-    TF_RETURN_IF_ERROR(read(kEmbeddedConfig, "the embedded configuration"));
-    if (!source.empty()) TF_RETURN_IF_ERROR(read(text, source));
-    if (options_.deterministic) set("scheduler.policy", caf::atom("testing"));
-    else if (options_.threads > 0) set("scheduler.max-threads", static_cast<size_t>(options_.threads));
-    std::istringstream none;
-    caf::error e = parse(caf::actor_system_config::string_list{}, none);
-    if (e) return Status(ops::Error::parse_error, "configuration: " + caf::to_string(e));
-    return ops::ok_status();
-  }
-
-  bool strict_merge() const { return caf::get_or(content, "tagflow.strict-merge", false); }
-
-  // tagflow.devices, if set: a list of strings.
-  Expected<std::vector<std::string>> devices() const {
-    const caf::config_value* v = caf::get_if(&content, "tagflow.devices");
-    if (v == nullptr) return std::vector<std::string>{};
-    const auto* list = caf::get_if<caf::config_value::list>(v);
-    std::vector<std::string> out;
-    if (list != nullptr)
-      for (const caf::config_value& item : *list) {
-        const auto* text = caf::get_if<std::string>(&item);
-        if (text == nullptr) {
-          list = nullptr;
-          break;
-        }
-        out.push_back(*text);
-      }
-    if (list == nullptr)
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("configuration: [tagflow] devices = {} is not a list of device names",
-                                caf::to_string(*v)));
-    return out;
-  }
-
- private:
-  // CAF accepts unknown keys silently and drops ill-typed values of known
-  // ones: every key must be an option of CAF or of tagflow, of its type.
-  Status read(const std::string& text, const std::string& source) {
-    // Untyped first: with the option set CAF drops an ill-typed value
-    // without a word.
-    std::istringstream in(text);
-    auto raw = parse_config(in);
-    if (!raw)
-      return Status(ops::Error::parse_error, fmt::format("{}: {}", source, caf::to_string(raw.error())));
-    const caf::settings& parsed = *raw;
-    for (const auto& [category, value] : parsed) {
-      const auto* section = caf::get_if<caf::settings>(&value);
-      if (section == nullptr) {
-        if (custom_options_.qualified_name_lookup("global", category) == nullptr)
-          return Status(ops::Error::invalid_argument,
-                        fmt::format("{}: unknown key '{}'", source, category));
-        continue;
-      }
-      for (const auto& [key, v] : *section) {
-        const caf::config_option* opt = custom_options_.qualified_name_lookup(category, key);
-        if (opt == nullptr)
-          return Status(ops::Error::invalid_argument,
-                        fmt::format("{}: unknown key '{}' in section [{}]", source, key, category));
-        if (caf::error e = opt->check(v))
-          return Status(ops::Error::invalid_argument,
-                        fmt::format("{}: [{}] {} = {} is not a {}", source, category, key,
-                                    caf::to_string(v), std::string(opt->type_name().data(), opt->type_name().size())));
-      }
-    }
-    std::istringstream again(text);
-    if (caf::error e = parse_config(again, custom_options_, content))
-      return Status(ops::Error::parse_error, fmt::format("{}: {}", source, caf::to_string(e)));
-    return ops::ok_status();
-  }
-
-  SessionOptions options_;
-};
 
 // What one (feeds, fetches, targets) signature needs, made once: a
 // partition actor per device that holds nodes of the step.
 struct Prepared {
   std::vector<std::shared_ptr<const Executable>> execs;
   std::vector<std::string> partition_names;
-  std::vector<ops::DType> feed_types;
+  std::vector<graph::DeclaredOutput> feeds;  // what the graph declares at each feed
   std::vector<caf::actor> partitions;
   std::vector<caf::actor> workers;
 };
@@ -174,18 +44,6 @@ std::string partition_label(const std::string& device) {
   return device;
 }
 
-Status check_devices(const std::vector<std::string>& devices) {
-  for (const std::string& d : devices) {
-    auto name = graph::parse_device_name(d);
-    if (!name.ok()) return name.status().with_prefix("session devices: ");
-    if (!name->job || !name->replica || !name->task || !name->type || !name->id)
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("session devices: '{}' is not a full device name "
-                                "(/job:J/replica:R/task:T/device:TYPE:ID)", d));
-  }
-  return ops::ok_status();
-}
-
 std::string signature(const Feeds& feeds, const std::vector<std::string>& fetches,
                       const std::vector<std::string>& targets) {
   std::string s;
@@ -197,7 +55,104 @@ std::string signature(const Feeds& feeds, const std::vector<std::string>& fetche
   return s;
 }
 
+Status outside(const std::string& what, int64_t min, int64_t max, const char* note = "") {
+  return Status(ops::Error::invalid_argument,
+                fmt::format("{} is outside the allowed range ({}){}", what, range_text(min, max), note));
+}
+
+// A limit from the options if set, else the configuration's [tagflow] key,
+// else its default.
+ops::Expected<int64_t> resolve_limit(const std::optional<int64_t>& option, const char* name,
+                                     const SessionConfig& config, int64_t min, int64_t max,
+                                     int64_t fallback) {
+  if (option) {
+    if (*option < min || *option > max) return outside(fmt::format("--{} {}", name, *option), min, max);
+    return *option;
+  }
+  TF_ASSIGN_OR_RETURN(std::optional<int64_t> configured, config.integer(name, min, max));
+  return configured.value_or(fallback);
+}
+
+ops::Expected<int64_t> resolve_memory_limit(const std::optional<int64_t>& option, const SessionConfig& config) {
+  if (option) {
+    if (*option < limits::kMinMemoryLimit || *option > limits::kMaxMemoryLimit)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("--memory-limit {} is outside the allowed range ({} to {})",
+                                ops::format_bytes(*option), ops::format_bytes(limits::kMinMemoryLimit),
+                                ops::format_bytes(limits::kMaxMemoryLimit)));
+    return *option;
+  }
+  TF_ASSIGN_OR_RETURN(std::optional<int64_t> configured, config.memory_limit());
+  if (configured) return *configured;
+  return std::clamp(ops::default_memory_limit(), limits::kMinMemoryLimit, limits::kMaxMemoryLimit);
+}
+
+// The session's devices: the options' names, else `num_devices` local
+// CPUs, else the configuration's, else CPU:0; each a full name.
+ops::Expected<std::vector<std::string>> resolve_devices(const SessionOptions& o, const SessionConfig& config) {
+  std::vector<std::string> devices = o.devices;
+  if (devices.empty() && o.num_devices > 0) devices = graph::local_devices(o.num_devices);
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> configured, config.devices());
+  if (devices.empty()) devices = std::move(configured);
+  if (devices.empty()) devices = graph::local_devices(1);
+  for (const std::string& d : devices) {
+    auto name = graph::parse_device_name(d);
+    if (!name.ok()) return name.status().with_prefix("session devices: ");
+    if (!name->job || !name->replica || !name->task || !name->type || !name->id)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("session devices: '{}' is not a full device name "
+                                "(/job:J/replica:R/task:T/device:TYPE:ID)", ops::abbreviate(d)));
+  }
+  return devices;
+}
+
+// Frames within frames beyond the limit, on any partition of a step.
+Status check_frame_depth(const Executable& exec, int64_t max_depth) {
+  for (const graph::FrameInfo& f : exec.control_flow().frames)
+    if (f.depth > max_depth)
+      return Status(ops::Error::resource_exhausted,
+                    fmt::format("frame '{}' on partition {} is nested {} frames deep, over the "
+                                "limit of {} (--max-frame-depth, [tagflow] max-frame-depth)",
+                                f.name, exec.partition(), f.depth, max_depth));
+  return ops::ok_status();
+}
+
 }  // namespace
+
+ops::Expected<std::chrono::nanoseconds> timeout_from_ms(int64_t milliseconds) {
+  const int64_t max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(limits::kMaxTimeout).count();
+  if (milliseconds < 0 || milliseconds > max_ms)
+    return Status(ops::Error::invalid_argument,
+                  fmt::format("--timeout {} ms is outside the allowed range (0 to {} ms: 366 days)",
+                              milliseconds, max_ms));
+  return std::chrono::nanoseconds(std::chrono::milliseconds(milliseconds));
+}
+
+ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
+  if (o.threads < 0 || o.threads > limits::kMaxThreads)
+    return outside(fmt::format("--threads {}", o.threads), 0, limits::kMaxThreads, "; 0: one per core");
+  if (o.num_devices < 0 || o.num_devices > limits::kMaxDevices)
+    return outside(fmt::format("--devices {}", o.num_devices), 1, limits::kMaxDevices);
+  if (static_cast<int64_t>(o.devices.size()) > limits::kMaxDevices)
+    return outside(fmt::format("session devices: {} devices", o.devices.size()), 1, limits::kMaxDevices);
+  if (o.timeout.count() < 0 || o.timeout > limits::kMaxTimeout)
+    return Status(ops::Error::invalid_argument,
+                  fmt::format("the timeout of {} ns is outside the allowed range (0 to 366 days)",
+                              o.timeout.count()));
+  SessionConfig config(o);
+  TF_RETURN_IF_ERROR(config.load());
+  TF_ASSIGN_OR_RETURN(o.devices, resolve_devices(o, config));
+  o.num_devices = 0;
+  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+  TF_ASSIGN_OR_RETURN(o.max_iterations, resolve_limit(o.max_iterations, "max-iterations", config, 0, kAny, 0));
+  TF_ASSIGN_OR_RETURN(o.max_nodes, resolve_limit(o.max_nodes, "max-nodes", config, 1, limits::kMaxNodes,
+                                                 limits::kDefaultMaxNodes));
+  TF_ASSIGN_OR_RETURN(o.max_frame_depth, resolve_limit(o.max_frame_depth, "max-frame-depth", config, 1,
+                                                       limits::kMaxFrameDepth, limits::kDefaultMaxFrameDepth));
+  TF_ASSIGN_OR_RETURN(o.memory_limit, resolve_memory_limit(o.memory_limit, config));
+  o.strict_merge = o.strict_merge || config.strict_merge();
+  return o;
+}
 
 struct Session::Impl {
   Impl(SessionOptions o, std::unique_ptr<SessionConfig> c)
@@ -247,7 +202,8 @@ struct Session::Impl {
       }
     }
     TF_ASSIGN_OR_RETURN(p.execs, Executable::build_partitions(std::move(graphs), p.partition_names));
-    p.feed_types = std::move(sg.feed_types);
+    for (const auto& exec : p.execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
+    p.feeds = std::move(sg.feeds);
     for (const auto& exec : p.execs) p.partitions.push_back(system.spawn<PartitionActor>(exec, sg.fetches));
     // Workers only pay off when another core can run them.
     size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
@@ -278,33 +234,23 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionOptions options) {
+  TF_ASSIGN_OR_RETURN(options, resolve_options(std::move(options)));
   // Functional ops become Switch/Merge/Enter/Exit first: their names stay
   // valid fetches, and the executor only knows the primitives.
-  TF_RETURN_IF_ERROR(graph::lower_functional_ops(&g));
+  TF_RETURN_IF_ERROR(graph::lower_functional_ops(&g, *options.max_nodes));
+  if (g.num_nodes() > *options.max_nodes)
+    return Status(ops::Error::resource_exhausted,
+                  fmt::format("the graph has {} nodes, over the limit of {} (--max-nodes, [tagflow] "
+                              "max-nodes)", g.num_nodes(), *options.max_nodes));
   graph::ValidateOptions v;
   v.allow_unknown_ops = true;
   TF_RETURN_IF_ERROR(graph::validate(g, v));
   auto config = std::make_unique<SessionConfig>(options);
   TF_RETURN_IF_ERROR(config->load());
-  std::vector<std::string> devices = options.devices;
-  if (devices.empty() && options.num_devices > 0) devices = graph::local_devices(options.num_devices);
-  TF_ASSIGN_OR_RETURN(std::vector<std::string> configured, config->devices());
-  if (devices.empty()) devices = std::move(configured);
-  if (devices.empty()) devices = graph::local_devices(1);
-  TF_RETURN_IF_ERROR(check_devices(devices));
   auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
-  impl->devices = std::move(devices);
+  impl->devices = impl->options.devices;
   return std::unique_ptr<Session>(new Session(std::move(impl)));
-}
-
-ops::Expected<std::vector<std::string>> read_session_config(const std::string& text,
-                                                            const std::string& source) {
-  SessionConfig config{SessionOptions{}};
-  TF_RETURN_IF_ERROR(config.load_text(text, source.empty() ? "configuration" : source));
-  TF_ASSIGN_OR_RETURN(std::vector<std::string> devices, config.devices());
-  TF_RETURN_IF_ERROR(check_devices(devices));
-  return devices;
 }
 
 const graph::Graph& Session::graph() const { return impl_->graph; }
@@ -337,17 +283,14 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   }
   std::vector<ops::Tensor> fed;
   for (size_t i = 0; i < feeds.size(); ++i) {
-    const ops::Tensor& t = feeds[i].second;
-    if (!t.valid())
-      return Status(ops::Error::invalid_argument, fmt::format("feed '{}' has no value", feeds[i].first));
-    if (ops::base_dtype(t.dtype()) != p->feed_types[i])
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("feed '{}' is {} but the graph produces {} there", feeds[i].first,
-                                ops::dtype_name(t.dtype()), ops::dtype_name(p->feed_types[i])));
-    fed.push_back(t);
+    TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
+    fed.push_back(feeds[i].second);
   }
   std::unique_lock<std::mutex> starting(impl_->start_mu);
   const uint64_t step_id = impl_->next_step++;
+  // What the step's tensors may hold at once, shared by its partitions;
+  // tensors it allocated keep it alive after the step.
+  auto memory = std::make_shared<ops::MemoryBudget>(*impl_->options.memory_limit);
   auto waiter = std::make_shared<StepWaiter>(static_cast<int>(p->partitions.size()));
   const auto deadline = impl_->options.timeout.count() > 0
                             ? std::chrono::steady_clock::now() + impl_->options.timeout
@@ -357,8 +300,10 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     step->context.step_id = step_id;
     step->context.events = impl_->options.events;
     step->context.resources = &impl_->resources;
-    step->context.strict_merge = impl_->options.strict_merge || impl_->config->strict_merge();
-    step->max_iterations = impl_->options.max_iterations;
+    step->context.strict_merge = impl_->options.strict_merge;
+    step->memory = memory;
+    step->context.memory = memory.get();
+    step->max_iterations = *impl_->options.max_iterations;
     step->timeout = impl_->options.timeout;
     step->deadline = deadline;
     step->waiter = waiter;

@@ -12,16 +12,35 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "actors/events.hpp"
 #include "graph/graph.hpp"
+#include "graph/import.hpp"
 #include "graph/placement.hpp"
 #include "ops/tensor.hpp"
 
 namespace tagflow::actors {
+
+// The ranges options and configuration keys must lie in, and the defaults
+// of the limits (docs/errors.md, "Limits"). Values outside are errors that
+// name the option or the configuration file and key, and the range.
+namespace limits {
+constexpr int64_t kMaxThreads = 256;      // --threads, [scheduler] max-threads
+constexpr int64_t kMaxDevices = 1024;     // --devices, [tagflow] devices
+constexpr std::chrono::hours kMaxTimeout{24 * 366};  // --timeout: within any clock's range
+constexpr int64_t kDefaultMaxNodes = graph::kDefaultMaxNodes;  // --max-nodes, [tagflow] max-nodes
+constexpr int64_t kMaxNodes = int64_t{1} << 30;      // NodeId is 32 bits
+// Frames within frames: tags cost O(1) at any depth and 30,000 nested loops
+// run (in 20 s); the default keeps an untrusted graph's actor chains short.
+constexpr int64_t kDefaultMaxFrameDepth = 10'000;  // --max-frame-depth, [tagflow] max-frame-depth
+constexpr int64_t kMaxFrameDepth = 1'000'000;
+constexpr int64_t kMinMemoryLimit = int64_t{1} << 20;  // --memory-limit, [tagflow] memory-limit
+constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;  // (default: ops::default_memory_limit())
+}  // namespace limits
 
 struct SessionOptions {
   int threads = 0;             // CAF worker threads; 0: one per core
@@ -30,8 +49,21 @@ struct SessionOptions {
   // tests). `threads` is then ignored.
   bool deterministic = false;
   EventSink* events = nullptr;  // not owned; must outlive the session
-  int64_t max_iterations = 0;   // per frame instance; 0: unbounded
   std::chrono::nanoseconds timeout{0};  // per step; 0: none
+  // Limits for untrusted graphs and steps; unset: the configuration's
+  // [tagflow] key of that name, else the default (docs/errors.md, "Limits").
+  // Iterations per frame instance (max-iterations; 0, the default: none —
+  // a loop's live iterations are bounded by parallel_iterations, their
+  // tensors by the memory limit and their time by `timeout`).
+  std::optional<int64_t> max_iterations;
+  // Bytes a step's tensors may hold at once (memory-limit; default: a
+  // quarter of physical memory); also the most the graph's constants may
+  // declare together.
+  std::optional<int64_t> memory_limit;
+  // Nodes of the graph, functional ops lowered (max-nodes).
+  std::optional<int64_t> max_nodes;
+  // Frames within frames: a loop in a loop is depth 2 (max-frame-depth).
+  std::optional<int64_t> max_frame_depth;
   // A second live input of a Merge in one tag is an error (the
   // configuration's `tagflow.strict-merge` sets it too); by default the
   // first live input wins and later ones are ignored, as in TensorFlow.
@@ -41,6 +73,9 @@ struct SessionOptions {
   // embedded default (configs/local.ini); an unreadable file, an unknown key
   // or a value of the wrong type is an error.
   std::string config_file;
+  // A configuration's text, read like the file's (after it when both are
+  // given); errors call it "the configuration text".
+  std::string config_text;
   // The devices graphs are placed on: these full names if given; else
   // `num_devices` CPUs of /job:localhost/replica:0/task:0; else the
   // configuration's `tagflow.devices` (the embedded default: CPU:0..3).
@@ -52,19 +87,22 @@ struct SessionOptions {
 
 using Feeds = std::vector<std::pair<std::string, ops::Tensor>>;
 
-// Reads a configuration text as Session::create reads
-// SessionOptions::config_file — on top of the embedded default, unknown keys
-// and ill-typed values are errors — without starting an actor system, and
-// returns the configured devices (`tagflow.devices`: the text's if it sets
-// them, else the embedded default's), each checked as a full device name.
-// `source` names the text in errors ("configuration file 'x.ini'").
-ops::Expected<std::vector<std::string>> read_session_config(const std::string& text,
-                                                            const std::string& source);
+// `--timeout MS` as SessionOptions::timeout; outside 0 to limits::kMaxTimeout
+// it is an error naming the range (milliseconds beyond it would overflow).
+ops::Expected<std::chrono::nanoseconds> timeout_from_ms(int64_t milliseconds);
 
 class Session {
  public:
   // Validates the graph (unknown ops are an error only if a step needs them).
   static ops::Expected<std::unique_ptr<Session>> create(graph::Graph g, SessionOptions options = {});
+  // The options with the devices and every limit resolved — from the
+  // options, else the configuration (the embedded default, then
+  // config_file), else the defaults — and each value checked against its
+  // range; errors name the configuration file and key, or the option.
+  // create() resolves its options itself; a caller that reads a graph calls
+  // this first, so that configuration errors come first and the graph is
+  // read within the limits (graph::ImportOptions).
+  static ops::Expected<SessionOptions> resolve_options(SessionOptions options);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -10,7 +10,7 @@ namespace tagflow::graph {
 namespace {
 
 Status bad(std::string_view text, const std::string& what) {
-  return Status(Error::invalid_argument, fmt::format("device name '{}': {}", text, what));
+  return Status(Error::invalid_argument, fmt::format("device name '{}': {}", ops::abbreviate(text), what));
 }
 
 bool is_name(std::string_view s) {

@@ -10,6 +10,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "graph/control_flow.hpp"
+#include "graph/import.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/tensor_proto.hpp"
 
@@ -187,10 +188,21 @@ std::string graph_to_dot(const Graph& g, const ControlFlowInfo& frames) {
   return DotWriter(g, frames).write();
 }
 
+// Writes a GraphDef only if import takes it back: a file tagflow writes is
+// one it reads (an empty graph would be a 0-byte .pb that import refuses).
+Status write_importable(const std::string& path, const std::string& bytes) {
+  auto back = import_graph_bytes(bytes, path);
+  if (!back.ok())
+    return Status(back.status().code(),
+                  "not writing '" + path + "': tagflow would refuse to import it (" +
+                      back.status().message() + ")");
+  return write_file(path, bytes);
+}
+
 Status export_graph_file(const Graph& g, const std::string& path) {
   if (ends_with(path, ".pbtxt") || ends_with(path, ".pbtext") || ends_with(path, ".txt"))
-    return write_file(path, graph_to_text(g));
-  if (ends_with(path, ".pb")) return write_file(path, graph_to_binary(g));
+    return write_importable(path, graph_to_text(g));
+  if (ends_with(path, ".pb")) return write_importable(path, graph_to_binary(g));
   if (ends_with(path, ".dot")) {
     auto frames = analyze_control_flow(g);
     if (!frames.ok()) return frames.status().with_prefix("cannot group '" + path + "' by frame: ");

@@ -22,6 +22,8 @@ std::string graph_to_binary(const Graph& g);
 // labelled with ports; control edges dashed; back edges into Merge marked.
 std::string graph_to_dot(const Graph& g, const ControlFlowInfo& frames);
 // Writes by extension: .pbtxt/.pbtext/.txt → text, .pb → binary, .dot → dot.
+// A GraphDef is written only if import_graph_bytes takes it back (an empty
+// graph, which import refuses, is an error here rather than a 0-byte .pb).
 Status export_graph_file(const Graph& g, const std::string& path);
 
 }  // namespace tagflow::graph

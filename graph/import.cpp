@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -15,6 +17,7 @@
 
 #include "graph/proto/graph_def.pb.h"
 #include "graph/tensor_proto.hpp"
+#include "ops/memory_budget.hpp"
 
 namespace tagflow::graph {
 
@@ -125,6 +128,10 @@ Expected<Container> classify(std::string_view bytes, const std::string& source) 
   return Container::graph_def;
 }
 
+bool is_empty(const tensorflow::GraphDef& def) {
+  return def.node_size() == 0 && def.library().function_size() == 0;
+}
+
 Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::string& source) {
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     return parse_error(source, "file is larger than protobuf's 2 GiB limit");
@@ -155,8 +162,7 @@ Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, const std::s
   }
   // Bytes that happen to decode (a wrong file, a cut at a field boundary of
   // a small file) must not become a silently empty graph.
-  if (def.node_size() == 0 && def.library().function_size() == 0)
-    return parse_error(source, "binary GraphDef has no nodes and no functions");
+  if (is_empty(def)) return parse_error(source, "binary GraphDef has no nodes and no functions");
   return def;
 }
 
@@ -297,10 +303,70 @@ Expected<Node> node_from_proto(const tensorflow::NodeDef& def, int index) {
   return n;
 }
 
+// The bytes a TensorProto declares: its shape's elements times its dtype's
+// size (a string element counts as its std::string), however few values it
+// writes out; saturates instead of overflowing. Unknown dims count as 0:
+// tensor_from_proto refuses them.
+int64_t declared_bytes(const tensorflow::TensorProto& p) {
+  const auto dtype = static_cast<DType>(static_cast<int>(p.dtype()));
+  const int64_t elem = ops::dtype_is_object(ops::base_dtype(dtype))
+                           ? static_cast<int64_t>(sizeof(std::string))
+                           : std::max(ops::dtype_size(ops::base_dtype(dtype)), 0);
+  int64_t bytes = elem;
+  for (const auto& d : p.tensor_shape().dim()) {
+    if (d.size() <= 0) return 0;
+    bytes = bytes > INT64_MAX / d.size() ? INT64_MAX : bytes * d.size();
+  }
+  return bytes;
+}
+
+// Sums what the constants of `nodes` declare into *total and refuses the
+// first that takes it past `max`, naming the node, the attr and the size.
+template <class NodeDefs>
+Status check_constants(const NodeDefs& nodes, int64_t max, const std::string& where, int64_t* total) {
+  for (const tensorflow::NodeDef& n : nodes)
+    for (const auto& [key, value] : n.attr()) {
+      auto check = [&](const tensorflow::TensorProto& t) {
+        const int64_t bytes = declared_bytes(t);
+        *total = *total > INT64_MAX - bytes ? INT64_MAX : *total + bytes;
+        if (*total <= max) return ok_status();
+        return Status(Error::resource_exhausted,
+                      fmt::format("{}node {} ({}) attr {} declares a {} tensor of shape {}: {} ({} "
+                                  "bytes); the graph's constants would take {}, over the limit of "
+                                  "{} (--memory-limit, [tagflow] memory-limit)",
+                                  where, quoted(n.name()), n.op(), quoted(key),
+                                  ops::dtype_name(static_cast<DType>(static_cast<int>(t.dtype()))),
+                                  shape_from_proto(t.tensor_shape()).to_string(), ops::format_bytes(bytes),
+                                  bytes, ops::format_bytes(*total), ops::format_bytes(max)));
+      };
+      if (value.has_tensor()) TF_RETURN_IF_ERROR(check(value.tensor()));
+      for (const tensorflow::TensorProto& t : value.list().tensor()) TF_RETURN_IF_ERROR(check(t));
+    }
+  return ok_status();
+}
+
+// The ImportOptions limits, on the GraphDef as decoded: nothing is made
+// from it before they pass.
+Status check_limits(const tensorflow::GraphDef& def, const ImportOptions& options) {
+  if (options.max_nodes > 0 && def.node_size() > options.max_nodes)
+    return Status(Error::resource_exhausted,
+                  fmt::format("the graph has {} nodes, over the limit of {} (--max-nodes, [tagflow] max-nodes)",
+                              def.node_size(), options.max_nodes));
+  const int64_t max = options.max_constant_bytes < 0 ? ops::default_memory_limit() : options.max_constant_bytes;
+  if (max == 0) return ok_status();
+  int64_t total = 0;
+  TF_RETURN_IF_ERROR(check_constants(def.node(), max, "", &total));
+  for (const tensorflow::FunctionDef& f : def.library().function())
+    TF_RETURN_IF_ERROR(check_constants(f.node_def(), max, "function " + quoted(f.signature().name()) + ": ", &total));
+  return ok_status();
+}
+
 }  // namespace
 
-Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source) {
+Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source,
+                                 const ImportOptions& options) {
   const std::string prefix = source + ": ";
+  TF_RETURN_IF_ERROR(check_limits(def, options).with_prefix(prefix));
   Graph g;
   // All nodes first: an input may name a node defined later (back edges).
   for (int i = 0; i < def.node_size(); ++i) {
@@ -324,7 +390,8 @@ Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::str
   return g;
 }
 
-Expected<Graph> import_graph_text(std::string_view text, const std::string& source) {
+Expected<Graph> import_graph_text(std::string_view text, const std::string& source,
+                                  const ImportOptions& options) {
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
   if (text.size() > static_cast<size_t>(INT_MAX))
     return parse_error(source, "file is larger than protobuf's 2 GiB limit");
@@ -338,28 +405,33 @@ Expected<Graph> import_graph_text(std::string_view text, const std::string& sour
                   errors.first().empty() ? source + ": malformed text GraphDef" : errors.first());
   std::string bad = first_non_utf8(def, "");
   if (!bad.empty()) return parse_error(source, "string field " + bad + " is not valid UTF-8");
-  return graph_from_proto(def, source);
+  // Blank text, a comment or a lone `versions` is no program to run.
+  if (is_empty(def)) return parse_error(source, "text GraphDef has no nodes and no functions");
+  return graph_from_proto(def, source, options);
 }
 
-Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source) {
+Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& source,
+                                    const ImportOptions& options) {
   if (bytes.empty()) return parse_error(source, "empty file");
   TF_ASSIGN_OR_RETURN(tensorflow::GraphDef def, parse_binary(bytes, source));
-  return graph_from_proto(def, source);
+  return graph_from_proto(def, source, options);
 }
 
-Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source) {
+Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& source,
+                                   const ImportOptions& options) {
   if (bytes.empty()) return parse_error(source, "empty file");
   size_t binary = count_binary_bytes(bytes);
-  if (binary == 0) return import_graph_text(bytes, source);
-  auto g = import_graph_binary(bytes, source);
+  if (binary == 0) return import_graph_text(bytes, source, options);
+  auto g = import_graph_binary(bytes, source, options);
   // A text file with a few stray control characters reads better as a text
   // error (with a line and column) than as a binary one. Binary GraphDefs
   // are 10-25% such bytes (tags 0x12 and 0x1a, lengths).
-  if (!g.ok() && binary * 100 < bytes.size()) return import_graph_text(bytes, source);
+  if (!g.ok() && g.status().code() == Error::parse_error && binary * 100 < bytes.size())
+    return import_graph_text(bytes, source, options);
   return g;
 }
 
-Expected<Graph> import_graph_file(const std::string& path) {
+Expected<Graph> import_graph_file(const std::string& path, const ImportOptions& options) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return Status(Error::not_found, "cannot open " + quoted(path) + ": " + std::strerror(errno));
   std::string bytes;
@@ -368,7 +440,7 @@ Expected<Graph> import_graph_file(const std::string& path) {
   while ((got = std::fread(buf, 1, sizeof(buf), f.get())) > 0) bytes.append(buf, got);
   if (std::ferror(f.get()))
     return Status(Error::not_found, "cannot read " + quoted(path) + ": " + std::strerror(errno));
-  return import_graph_bytes(bytes, path);
+  return import_graph_bytes(bytes, path, options);
 }
 
 }  // namespace tagflow::graph

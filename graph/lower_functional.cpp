@@ -81,7 +81,7 @@ struct Callee {
 
 class Lowering {
  public:
-  explicit Lowering(const Graph& g) : lib_(g.library()) {}
+  Lowering(const Graph& g, int64_t max_nodes) : lib_(g.library()), max_nodes_(max_nodes) {}
 
   Expected<Graph> run(const Graph& g) {
     for (const Node& n : g.nodes()) names_.insert(n.name);
@@ -94,8 +94,17 @@ class Lowering {
       for (NodeId c : n.control_inputs) item.spec.control_inputs.push_back(g.node(c).name);
       items_.push_back(std::move(item));
     }
-    // Expansions append their nodes, which this loop reaches in turn.
-    for (size_t i = 0; i < items_.size(); ++i) TF_RETURN_IF_ERROR(expand(i));
+    // Expansions append their nodes, which this loop reaches in turn. Calls
+    // inlined in calls can grow a small graph exponentially: stop at the limit.
+    for (size_t i = 0; i < items_.size(); ++i) {
+      const size_t before = items_.size();
+      TF_RETURN_IF_ERROR(expand(i));
+      if (max_nodes_ > 0 && static_cast<int64_t>(items_.size()) > max_nodes_)
+        return Status(Error::resource_exhausted,
+                      "lowering functional ops: inlining node " + quoted(items_[i].spec.node.name) +
+                          " (" + std::to_string(items_.size() - before) + " nodes) takes the graph past the limit of " +
+                          std::to_string(max_nodes_) + " nodes (--max-nodes, [tagflow] max-nodes)");
+    }
     return build(g);
   }
 
@@ -523,6 +532,7 @@ class Lowering {
   }
 
   FunctionLibrary lib_;
+  int64_t max_nodes_;  // 0: no limit
   std::vector<Item> items_;
   std::unordered_set<std::string> names_;
 };
@@ -536,9 +546,9 @@ bool has_functional_ops(const Graph& g) {
   return false;
 }
 
-Status lower_functional_ops(Graph* g) {
+Status lower_functional_ops(Graph* g, int64_t max_nodes) {
   if (!has_functional_ops(*g)) return ok_status();
-  Lowering lowering(*g);
+  Lowering lowering(*g, max_nodes);
   TF_ASSIGN_OR_RETURN(Graph lowered, lowering.run(*g));
   *g = std::move(lowered);
   return ok_status();

@@ -24,7 +24,9 @@ namespace tagflow::graph {
 bool has_functional_ops(const Graph& g);
 
 // Replaces *g by its lowered form (unchanged when it has no functional
-// ops). Errors name the node and the function.
-Status lower_functional_ops(Graph* g);
+// ops). Errors name the node and the function. A lowered graph of more than
+// `max_nodes` nodes (0: no limit) is resource_exhausted, found as soon as
+// inlining passes it: nested calls can multiply a small graph's size.
+Status lower_functional_ops(Graph* g, int64_t max_nodes = 0);
 
 }  // namespace tagflow::graph

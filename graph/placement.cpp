@@ -27,7 +27,7 @@ Expected<PlacementOptions> parse_place_option(std::string_view text) {
     }
   }
   return Status(Error::invalid_argument,
-                fmt::format("placement '{}': expected default, round-robin or random:SEED", text));
+                fmt::format("placement '{}': expected default, round-robin or random:SEED", ops::abbreviate(text)));
 }
 
 namespace {

@@ -8,21 +8,43 @@
 #include <vector>
 
 #include "graph/graph.hpp"
+#include "ops/tensor.hpp"
 
 namespace tagflow::graph {
 
 // "name" (port 0) or "name:k"; an error names the text.
 Expected<Endpoint> parse_endpoint(const Graph& g, const std::string& text);
 
+// What the graph declares an endpoint holds: the output's dtype, and its
+// shape where the graph states one — a Placeholder's `shape` attr (an empty
+// one in graphs older than producer 22 means unknown, as in TensorFlow), a
+// Const's value, else the node's `_output_shapes` entry; unknown rank
+// otherwise. Dimensions of -1 are unknown.
+struct DeclaredOutput {
+  DType dtype = DType::invalid;
+  ops::PartialShape shape{true, {}};
+  std::string declared_by;  // "Placeholder 'x'": who says so, for messages
+};
+DeclaredOutput declared_output(const Graph& g, Endpoint e);
+
+// A fed value against what the graph declares where it is fed: another
+// dtype, another rank or another known dimension is an error naming both
+// ("feed 'x' is int32 [2] but Placeholder 'x' declares int32 [3]").
+Status check_feed(const std::string& feed, const DeclaredOutput& declared, const ops::Tensor& value);
+
 struct StepGraph {
   Graph graph;
-  std::vector<DType> feed_types;    // by feed index (the _Arg index)
-  std::vector<std::string> fetches; // by fetch index (the _Retval index)
+  std::vector<DeclaredOutput> feeds;  // by feed index (the _Arg index)
+  std::vector<std::string> fetches;   // by fetch index (the _Retval index)
 };
 
 // `g` must be validated. Feeds and fetches are "name[:port]"; targets are
-// node names. Errors name the feed, fetch or target, and any Placeholder the
-// fetches need that is not fed ("Placeholder 'x' must be fed").
+// node names. Errors name the feed, fetch or target, and any Placeholder or
+// `_Arg` the fetches need that is not fed ("Placeholder 'x' must be fed").
+// A feed or fetch whose value lives inside a loop is an error saying why:
+// it has one value per iteration of each frame instance, not one per step.
+// The `_Retval` nodes of a function converted to a graph are fetched by
+// name (the value of their input); as a target they run their input.
 Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::string>& feeds,
                                     const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets);

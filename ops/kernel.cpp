@@ -1,5 +1,9 @@
 #include "ops/kernel.hpp"
 
+#include <stdexcept>
+
+#include "ops/memory_budget.hpp"
+
 namespace tagflow::ops {
 
 Tensor KernelContext::forward_input_or_allocate(int i, DType dtype, const Shape& shape) {
@@ -12,6 +16,20 @@ Tensor KernelContext::forward_input_or_allocate(int i, DType dtype, const Shape&
     return std::move(t.reshaped(shape).value());
   }
   return Tensor(dtype, shape);
+}
+
+Status run_kernel(const Kernel& kernel, KernelContext& ctx) {
+  MemoryBudgetScope scope(ctx.memory());
+  try {
+    return kernel.compute(ctx);
+  } catch (const MemoryLimitExceeded& e) {
+    return Status(Error::resource_exhausted, e.what());
+  } catch (const std::bad_alloc&) {
+    return Status(Error::resource_exhausted, "out of memory: the allocator refused a request");
+  } catch (const std::length_error& e) {
+    return Status(Error::resource_exhausted, std::string("out of memory: a buffer would be too long (") +
+                                                 e.what() + ")");
+  }
 }
 
 }  // namespace tagflow::ops

@@ -18,6 +18,7 @@
 namespace tagflow::ops {
 
 class ResourceManager;  // ops/resource.hpp: per-session state
+class MemoryBudget;     // ops/memory_budget.hpp: a step's tensor bytes
 
 // What a kernel may read when it is made: the node's attrs (defaults
 // applied) and its resolved input and output dtypes.
@@ -43,13 +44,16 @@ struct KernelInit {
 // The inputs and outputs of one kernel call. Owned by the caller (one
 // executor thread) for the duration of the call. `step_id` names the step
 // the call belongs to: stacks and TensorArrays a kernel creates belong to
-// that step and are freed by ResourceManager::end_step(step_id).
+// that step and are freed by ResourceManager::end_step(step_id). The
+// tensors a kernel allocates count against `memory`, the step's budget, if
+// the call goes through run_kernel.
 class KernelContext {
  public:
   KernelContext(Tensor* inputs, int num_inputs, Tensor* outputs, int num_outputs,
-                ResourceManager* resources = nullptr, uint64_t step_id = 0)
+                ResourceManager* resources = nullptr, uint64_t step_id = 0,
+                MemoryBudget* memory = nullptr)
       : inputs_(inputs), num_inputs_(num_inputs), outputs_(outputs),
-        num_outputs_(num_outputs), resources_(resources), step_id_(step_id) {}
+        num_outputs_(num_outputs), resources_(resources), step_id_(step_id), memory_(memory) {}
 
   int num_inputs() const { return num_inputs_; }
   int num_outputs() const { return num_outputs_; }
@@ -70,6 +74,8 @@ class KernelContext {
   ResourceManager* resources() const { return resources_; }
   // The step this call runs in (0 when the caller has no steps).
   uint64_t step_id() const { return step_id_; }
+  // The step's memory budget; nullptr: unlimited.
+  MemoryBudget* memory() const { return memory_; }
 
  private:
   Tensor* inputs_;
@@ -78,6 +84,7 @@ class KernelContext {
   int num_outputs_;
   ResourceManager* resources_;
   uint64_t step_id_;
+  MemoryBudget* memory_;
 };
 
 class Kernel {
@@ -87,6 +94,12 @@ class Kernel {
   // says what is wrong with the inputs (the caller adds node and tag).
   virtual Status compute(KernelContext& ctx) const = 0;
 };
+
+// Calls kernel.compute(ctx) with the tensors it allocates counted against
+// ctx.memory(): going over the budget, or running out of memory altogether
+// (std::bad_alloc, std::length_error), ends the call with
+// resource_exhausted saying so — no exception leaves a kernel.
+Status run_kernel(const Kernel& kernel, KernelContext& ctx);
 
 using KernelFactory = std::function<Expected<std::unique_ptr<Kernel>>(const KernelInit&)>;
 

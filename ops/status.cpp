@@ -26,6 +26,14 @@ const char* to_string(Error e) {
 
 std::ostream& operator<<(std::ostream& os, Error e) { return os << to_string(e); }
 
+std::string abbreviate(std::string_view text, size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  size_t cut = max_chars;
+  // Never cut a UTF-8 sequence in two: back up to the start of a character.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 std::string Status::to_string() const {
   if (ok()) return "ok";
   return std::string(ops::to_string(code_)) + ": " + message_;

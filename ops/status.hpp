@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tagflow::ops {
@@ -59,6 +60,12 @@ class [[nodiscard]] Status {
 };
 
 inline Status ok_status() { return {}; }
+
+// User text of unbounded size (a literal, a configuration value, a name
+// given on the command line) as an error message may echo it: itself when
+// short, else its first `max_chars` bytes, "...", and its full length, so
+// that a 60 KB literal is not printed back ("[1,2,3,...] (61440 bytes)").
+std::string abbreviate(std::string_view text, size_t max_chars = 64);
 
 template <class T>
 class [[nodiscard]] Expected {

@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
+
+#include "ops/memory_budget.hpp"
 
 namespace tagflow::ops {
 
@@ -14,7 +17,13 @@ class TensorBuffer {
 
   TensorBuffer(DType dtype, int64_t n, bool zero_fill) {
     if (dtype_is_object(dtype)) {
-      strings_.resize(static_cast<size_t>(n));
+      charge(n, sizeof(std::string));
+      try {
+        strings_.resize(static_cast<size_t>(n));
+      } catch (...) {
+        if (budget_) budget_->release(charged_);
+        throw;
+      }
       return;
     }
     bytes_ = static_cast<size_t>(n) * static_cast<size_t>(dtype_size(dtype));
@@ -23,18 +32,36 @@ class TensorBuffer {
       if (zero_fill) std::memset(inline_, 0, sizeof(inline_));
     } else {
       size_t rounded = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+      charge(static_cast<int64_t>(rounded), 1);
       data_ = std::aligned_alloc(kAlignment, rounded);
-      if (data_ == nullptr) throw std::bad_alloc();
+      if (data_ == nullptr) {
+        if (budget_) budget_->release(charged_);
+        throw std::bad_alloc();
+      }
       if (zero_fill) std::memset(data_, 0, bytes_);
     }
   }
   ~TensorBuffer() {
     if (data_ != nullptr && data_ != inline_) std::free(data_);
+    if (budget_) budget_->release(charged_);
   }
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
 
   void* data() { return data_ != nullptr ? data_ : static_cast<void*>(strings_.data()); }
+  // Counts n elements of `size` bytes against the allocating thread's
+  // memory budget, if it has one (ops/memory_budget.hpp); may throw
+  // MemoryLimitExceeded.
+  void charge(int64_t n, size_t size) {
+    MemoryBudget* budget = current_memory_budget();
+    if (budget == nullptr) return;
+    const int64_t bytes = n > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(size)
+                              ? std::numeric_limits<int64_t>::max()
+                              : n * static_cast<int64_t>(size);
+    budget->charge(bytes);
+    charged_ = bytes;
+    budget_ = budget->shared_from_this();
+  }
   size_t bytes() const { return bytes_; }
   bool is_object() const { return data_ == nullptr; }
 
@@ -43,6 +70,8 @@ class TensorBuffer {
   void* data_ = nullptr;
   size_t bytes_ = 0;
   std::vector<std::string> strings_;
+  std::shared_ptr<MemoryBudget> budget_;  // what this buffer is counted in
+  int64_t charged_ = 0;
 };
 
 Tensor::Tensor(DType dtype, const Shape& shape)

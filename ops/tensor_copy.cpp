@@ -5,6 +5,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "ops/memory_budget.hpp"
+
 namespace tagflow::ops {
 
 namespace {
@@ -101,6 +103,8 @@ Expected<Tensor> allocate(DType dtype, const Shape& shape, bool zero_fill) {
   try {
     return zero_fill ? Tensor(base_dtype(dtype), shape)
                      : Tensor::uninitialized(base_dtype(dtype), shape);
+  } catch (const MemoryLimitExceeded& e) {
+    return Status(Error::resource_exhausted, e.what());
   } catch (const std::bad_alloc&) {
     return Status(Error::resource_exhausted, "out of memory allocating a " + dtype_name(dtype) +
                                                  " tensor of shape " + shape.to_string());

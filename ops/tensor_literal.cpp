@@ -35,28 +35,28 @@ Status flatten(const json& j, int depth, std::vector<int64_t>& dims,
 template <class T>
 Status convert(const json& j, T* out) {
   if constexpr (std::is_same_v<T, bool>) {
-    if (!j.is_boolean()) return Status(Error::invalid_argument, "expected true or false, got " + j.dump());
+    if (!j.is_boolean()) return Status(Error::invalid_argument, "expected true or false, got " + abbreviate(j.dump()));
     *out = j.get<bool>();
   } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!j.is_string()) return Status(Error::invalid_argument, "expected a quoted string, got " + j.dump());
+    if (!j.is_string()) return Status(Error::invalid_argument, "expected a quoted string, got " + abbreviate(j.dump()));
     *out = j.get<std::string>();
   } else if constexpr (std::is_integral_v<T>) {
     if (!j.is_number_integer())
-      return Status(Error::invalid_argument, "expected an integer, got " + j.dump());
+      return Status(Error::invalid_argument, "expected an integer, got " + abbreviate(j.dump()));
     if (j.is_number_unsigned()) {
       auto v = j.get<uint64_t>();
       if (v > static_cast<uint64_t>(std::numeric_limits<T>::max()))
-        return Status(Error::invalid_argument, fmt::format("{} does not fit the dtype", j.dump()));
+        return Status(Error::invalid_argument, fmt::format("{} does not fit the dtype", abbreviate(j.dump())));
       *out = static_cast<T>(v);
     } else {
       auto v = j.get<int64_t>();
       if (v < static_cast<int64_t>(std::numeric_limits<T>::lowest()) ||
           (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
-        return Status(Error::invalid_argument, fmt::format("{} does not fit the dtype", j.dump()));
+        return Status(Error::invalid_argument, fmt::format("{} does not fit the dtype", abbreviate(j.dump())));
       *out = static_cast<T>(v);
     }
   } else {
-    if (!j.is_number()) return Status(Error::invalid_argument, "expected a number, got " + j.dump());
+    if (!j.is_number()) return Status(Error::invalid_argument, "expected a number, got " + abbreviate(j.dump()));
     *out = static_cast<T>(j.get<double>());
   }
   return ok_status();
@@ -66,7 +66,7 @@ Status convert(const json& j, T* out) {
 
 Expected<Tensor> parse_tensor_literal(const std::string& text, DType dtype) {
   auto context = [&](const Status& s) {
-    return Status(s.code(), fmt::format("literal '{}' as {}: {}", text, dtype_name(dtype), s.message()));
+    return Status(s.code(), fmt::format("literal '{}' as {}: {}", abbreviate(text), dtype_name(dtype), s.message()));
   };
   json j;
   try {  // nlohmann reports the position only through its exception

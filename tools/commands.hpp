@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,14 +25,20 @@ struct RunArgs {
   std::vector<std::string> feeds;    // NAME=VALUE
   std::vector<std::string> fetches;  // NAME[:PORT]
   std::vector<std::string> targets;
+  std::vector<std::string> inits;    // targets run first, one step each, in order
   std::string trace;                 // JSONL event file
   std::string config;                // CAF INI file
   int threads = 0;
-  int64_t max_iterations = 0;
   int64_t timeout_ms = 0;
   int64_t max_print = 64;
-  int devices = 0;                   // 0: the configuration's devices
+  std::optional<int> devices;        // unset: the configuration's devices
   std::string place = "default";     // default | round-robin | random:SEED
+  // Limits; unset: the configuration's, else the defaults.
+  std::optional<int64_t> max_iterations;
+  std::optional<int64_t> max_nodes;
+  std::optional<int64_t> max_frame_depth;
+  bool strict_merge = false;
+  std::string memory_limit;          // "4G"; empty: unset
 };
 int run_graph(const RunArgs& args);
 
@@ -39,9 +46,13 @@ struct PartitionArgs {
   std::string graph;
   std::string out_dir;
   std::string config;
-  int devices = 0;
+  std::optional<int> devices;  // unset: the configuration's devices
   std::string place = "default";
 };
+
+// --devices N as SessionOptions::num_devices: given, N must be 1 to
+// actors::limits::kMaxDevices (0 would mean "the configuration's").
+ops::Expected<int> num_devices(const std::optional<int>& devices);
 // Writes each device's partition as DIR/<device>.pbtxt and all of them as
 // DIR/partitions.dot (a cluster per device, Send/Recv pairs joined).
 int partition_graph(const PartitionArgs& args);

@@ -18,17 +18,25 @@
 namespace tagflow::tools {
 
 int partition_graph(const PartitionArgs& args) {
-  auto g = graph::import_graph_file(args.graph);
-  if (!g.ok()) return fail(g.status());
   auto placement = graph::parse_place_option(args.place);
   if (!placement.ok()) return fail(placement.status().with_prefix("--place: "));
   // The session lowers and validates the graph and reads the devices from
-  // the configuration, exactly as `tagflow run` would.
+  // the configuration, exactly as `tagflow run` would; the configuration
+  // first, so that its errors name its file.
   actors::SessionOptions o;
-  o.num_devices = args.devices;
+  auto devices = num_devices(args.devices);
+  if (!devices.ok()) return fail(devices.status());
+  o.num_devices = *devices;
   o.config_file = args.config;
   o.deterministic = true;  // no worker threads: nothing runs here
-  auto session = actors::Session::create(std::move(g).value(), o);
+  auto resolved = actors::Session::resolve_options(o);
+  if (!resolved.ok()) return fail(resolved.status());
+  graph::ImportOptions limits;
+  limits.max_nodes = *resolved->max_nodes;
+  limits.max_constant_bytes = *resolved->memory_limit;
+  auto g = graph::import_graph_file(args.graph, limits);
+  if (!g.ok()) return fail(g.status());
+  auto session = actors::Session::create(std::move(g).value(), *resolved);
   if (!session.ok()) return fail(session.status().with_prefix(args.graph + ": "));
   graph::Graph placed = (*session)->graph();
   Status s = graph::place(&placed, (*session)->devices(), *placement);

@@ -9,58 +9,112 @@
 #include "graph/import.hpp"
 #include "graph/placement.hpp"
 #include "graph/step_graph.hpp"
+#include "ops/memory_budget.hpp"
 #include "ops/tensor_literal.hpp"
 
 namespace tagflow::tools {
 
 namespace {
 
-// The dtype a feed must have: what the graph produces at that endpoint.
-ops::Expected<ops::DType> feed_dtype(const graph::Graph& g, const std::string& name) {
+// What a feed must be: what the graph declares at that endpoint.
+ops::Expected<graph::DeclaredOutput> feed_declared(const graph::Graph& g, const std::string& name) {
   TF_ASSIGN_OR_RETURN(graph::Endpoint e, graph::parse_endpoint(g, name));
-  const graph::Node& n = g.node(e.node);
-  if (static_cast<size_t>(e.port) >= n.output_types.size())
+  graph::DeclaredOutput declared = graph::declared_output(g, e);
+  if (declared.dtype == ops::DType::invalid)
     return Status(ops::Error::invalid_argument,
-                  fmt::format("feed '{}': the dtype of {} ({}) is not known", name, n.name, n.op));
-  return ops::base_dtype(n.output_types[static_cast<size_t>(e.port)]);
+                  fmt::format("feed '{}': the dtype of {} is not known", ops::abbreviate(name), declared.declared_by));
+  return declared;
+}
+
+}  // namespace
+
+ops::Expected<int> num_devices(const std::optional<int>& devices) {
+  if (!devices) return 0;
+  if (*devices < 1 || *devices > actors::limits::kMaxDevices)
+    return Status(ops::Error::invalid_argument,
+                  fmt::format("--devices {} is outside the allowed range (1 to {})", *devices,
+                              actors::limits::kMaxDevices));
+  return *devices;
+}
+
+namespace {
+
+// The session options the flags give; the limits the flags leave unset
+// come from the configuration or the defaults (Session::resolve_options).
+ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
+  actors::SessionOptions o;
+  o.threads = args.threads;
+  o.max_iterations = args.max_iterations;
+  o.max_nodes = args.max_nodes;
+  o.max_frame_depth = args.max_frame_depth;
+  o.strict_merge = args.strict_merge;
+  if (!args.memory_limit.empty()) {
+    auto bytes = ops::parse_byte_size(args.memory_limit);
+    if (!bytes.ok()) return bytes.status().with_prefix("--memory-limit: ");
+    o.memory_limit = *bytes;
+  }
+  TF_ASSIGN_OR_RETURN(o.timeout, actors::timeout_from_ms(args.timeout_ms));
+  o.config_file = args.config;
+  TF_ASSIGN_OR_RETURN(o.num_devices, num_devices(args.devices));
+  auto placement = graph::parse_place_option(args.place);
+  if (!placement.ok()) return placement.status().with_prefix("--place: ");
+  o.placement = *placement;
+  return actors::Session::resolve_options(std::move(o));
+}
+
+// NAME=VALUE, VALUE a literal of the dtype the graph gives NAME.
+ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vector<std::string>& texts) {
+  actors::Feeds feeds;
+  for (const std::string& f : texts) {
+    size_t eq = f.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status(ops::Error::invalid_argument, "--feed '" + ops::abbreviate(f) + "' is not NAME=VALUE");
+    std::string name = f.substr(0, eq);
+    const std::string prefix = "--feed " + ops::abbreviate(name) + ": ";
+    auto declared = feed_declared(g, name);
+    if (!declared.ok()) return declared.status().with_prefix(prefix);
+    // A literal is read as the dtype the graph declares: one that is not
+    // of it contradicts the graph, and the error says what it declares.
+    auto value = ops::parse_tensor_literal(f.substr(eq + 1), declared->dtype);
+    if (!value.ok())
+      return value.status().with_prefix(fmt::format("{}{} declares {} {}: ", prefix, declared->declared_by,
+                                                    ops::dtype_name(declared->dtype),
+                                                    declared->shape.to_string()));
+    feeds.emplace_back(std::move(name), std::move(value).value());
+  }
+  return feeds;
 }
 
 }  // namespace
 
 int run_graph(const RunArgs& args) {
-  auto g = graph::import_graph_file(args.graph);
-  if (!g.ok()) return fail(g.status());
+  // The configuration first: its errors name its file, and it sets the
+  // limits the graph is read within.
+  auto options = session_options(args);
+  if (!options.ok()) return fail(options.status());
   std::unique_ptr<actors::JsonlSink> trace;
-  actors::SessionOptions o;
-  o.threads = args.threads;
-  o.max_iterations = args.max_iterations;
-  o.timeout = std::chrono::milliseconds(args.timeout_ms);
-  o.config_file = args.config;
-  o.num_devices = args.devices;
-  auto placement = graph::parse_place_option(args.place);
-  if (!placement.ok()) return fail(placement.status().with_prefix("--place: "));
-  o.placement = *placement;
   if (!args.trace.empty()) {
     trace = actors::JsonlSink::open(args.trace);
-    if (!trace) return fail(Status(ops::Error::not_found, "cannot write the trace file '" + args.trace + "'"));
-    o.events = trace.get();
+    if (!trace)
+      return fail(Status(ops::Error::not_found, "cannot write the trace file '" + ops::abbreviate(args.trace) + "'"));
+    options->events = trace.get();
   }
-  auto session = actors::Session::create(std::move(g).value(), o);
+  graph::ImportOptions limits;
+  limits.max_nodes = *options->max_nodes;
+  limits.max_constant_bytes = *options->memory_limit;
+  auto g = graph::import_graph_file(args.graph, limits);
+  if (!g.ok()) return fail(g.status());
+  auto session = actors::Session::create(std::move(g).value(), *options);
   if (!session.ok()) return fail(session.status().with_prefix(args.graph + ": "));
-
-  actors::Feeds feeds;
-  for (const std::string& f : args.feeds) {
-    size_t eq = f.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return fail(Status(ops::Error::invalid_argument, "--feed '" + f + "' is not NAME=VALUE"));
-    std::string name = f.substr(0, eq);
-    auto dtype = feed_dtype((*session)->graph(), name);
-    if (!dtype.ok()) return fail(dtype.status().with_prefix("--feed " + name + ": "));
-    auto value = ops::parse_tensor_literal(f.substr(eq + 1), *dtype);
-    if (!value.ok()) return fail(value.status().with_prefix("--feed " + name + ": "));
-    feeds.emplace_back(std::move(name), std::move(value).value());
+  auto feeds = parse_feeds((*session)->graph(), args.feeds);
+  if (!feeds.ok()) return fail(feeds.status());
+  // Initialisation steps (variables) run first, in order, in the same
+  // session, so that the state they make is there for the fetches.
+  for (const std::string& init : args.inits) {
+    auto done = (*session)->run(*feeds, {}, {init});
+    if (!done.ok()) return fail(done.status().with_prefix("--init " + ops::abbreviate(init) + ": "));
   }
-  auto result = (*session)->run(feeds, args.fetches, args.targets);
+  auto result = (*session)->run(*feeds, args.fetches, args.targets);
   if (!result.ok()) return fail(result.status());
   for (size_t i = 0; i < args.fetches.size(); ++i) {
     const ops::Tensor& t = (*result)[i];

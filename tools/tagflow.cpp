@@ -3,6 +3,7 @@
 // a message that names what is wrong.
 #include <CLI/CLI.hpp>
 
+#include <new>
 #include <string>
 
 #include "tools/commands.hpp"
@@ -36,23 +37,36 @@ int main(int argc, char** argv) {
                       "[1,2], [[1.5,2],[3,4]], \"text\"");
   run_cmd->add_option("--fetch", run.fetches, "NAME[:PORT] to compute and print")->required();
   run_cmd->add_option("--target", run.targets, "NAME of a node to run for its effect");
+  run_cmd->add_option("--init", run.inits,
+                      "NAME of a node to run first, in a step of its own (variable "
+                      "initialisers); repeatable, run in order, in the same session as the fetch");
   run_cmd->add_option("--trace", run.trace, "write the event stream as JSON lines to this file");
   run_cmd->add_option("--config", run.config, "CAF INI configuration file (scheduler settings)");
-  run_cmd->add_option("--threads", run.threads, "worker threads (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--threads", run.threads, "worker threads, 1 to 256 (default: one per core)");
   run_cmd->add_option("--max-iterations", run.max_iterations,
                       "fail a loop that runs more iterations than this per frame instance "
-                      "(default: unbounded)")
-      ->check(CLI::NonNegativeNumber);
-  run_cmd->add_option("--timeout", run.timeout_ms, "fail the step after this many milliseconds")
-      ->check(CLI::NonNegativeNumber);
+                      "(default: [tagflow] max-iterations, else unbounded)");
+  run_cmd->add_option("--timeout", run.timeout_ms,
+                      "fail the step after this many milliseconds, at most 366 days (default: none)");
+  run_cmd->add_option("--memory-limit", run.memory_limit,
+                      "bytes a step's tensors may hold at once, also the most the graph's constants "
+                      "may declare: 512M, 4G (default: [tagflow] memory-limit, else a quarter of "
+                      "physical memory)");
+  run_cmd->add_option("--max-nodes", run.max_nodes,
+                      "nodes the graph may have, functional ops lowered (default: [tagflow] "
+                      "max-nodes, else 10000000)");
+  run_cmd->add_option("--max-frame-depth", run.max_frame_depth,
+                      "how deep frames (loops) may nest (default: [tagflow] max-frame-depth, else 10000)");
+  run_cmd->add_flag("--strict-merge", run.strict_merge,
+                    "a second live input of a Merge in one tag is an error (default: ignored, "
+                    "as in TensorFlow; also [tagflow] strict-merge)");
   run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
       ->check(CLI::PositiveNumber);
 
   run_cmd->add_option("--devices", run.devices,
-                      "place the graph on CPU:0..N-1 of this process (default: the devices of "
-                      "the configuration, CPU:0-3); each device holding nodes runs as a partition")
-      ->check(CLI::PositiveNumber);
+                      "place the graph on CPU:0..N-1 of this process, N from 1 to 1024 (default: "
+                      "the devices of the configuration, CPU:0-3); each device holding nodes runs "
+                      "as a partition");
   run_cmd->add_option("--place", run.place,
                       "how nodes without a device constraint are spread: default (the first "
                       "device), round-robin or random:SEED");
@@ -63,15 +77,20 @@ int main(int argc, char** argv) {
                    ".dot with a cluster per device, Send/Recv pairs and control loops");
   part_cmd->add_option("GRAPH", part.graph, "GraphDef file (.pbtxt or .pb)")->required();
   part_cmd->add_option("--out", part.out_dir, "directory to write the partitions to")->required();
-  part_cmd->add_option("--devices", part.devices, "CPU:0..N-1 (default: the configuration's devices)")
-      ->check(CLI::PositiveNumber);
+  part_cmd->add_option("--devices", part.devices,
+                       "CPU:0..N-1, N from 1 to 1024 (default: the configuration's devices)");
   part_cmd->add_option("--place", part.place, "default, round-robin or random:SEED");
   part_cmd->add_option("--config", part.config, "CAF INI configuration file (tagflow.devices)");
 
   CLI11_PARSE(app, argc, argv);
-  if (*part_cmd) return tagflow::tools::partition_graph(part);
-  if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
-  if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
-  if (*run_cmd) return tagflow::tools::run_graph(run);
+  // Kernels turn running out of memory into errors; this is for the rest.
+  try {
+    if (*part_cmd) return tagflow::tools::partition_graph(part);
+    if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
+    if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
+    if (*run_cmd) return tagflow::tools::run_graph(run);
+  } catch (const std::bad_alloc&) {
+    return tagflow::tools::fail(tagflow::ops::Status(tagflow::ops::Error::resource_exhausted, "out of memory"));
+  }
   return 2;
 }

@@ -107,8 +107,103 @@ BOOST_AUTO_TEST_CASE(unknown_fetches_and_feeds_are_errors) {
   BOOST_TEST(r.status().message().find("'a:3' names none") != std::string::npos, r.status().message());
   r = s->run({{"a", Tensor::scalar<float>(1)}}, {"a"});
   BOOST_REQUIRE(!r.ok());
-  BOOST_TEST(r.status().message().find("feed 'a' is float32 but the graph produces int32") != std::string::npos,
+  BOOST_TEST(r.status().message().find("feed 'a' is float32 [] but Const 'a' declares int32 []") != std::string::npos,
              r.status().message());
+}
+
+// A predicate of another shape than a scalar bool (or a _SwitchN index
+// that is not a scalar int32) has no one answer: element 0 must not
+// silently stand for it.
+BOOST_AUTO_TEST_CASE(a_predicate_that_is_not_a_scalar_bool_names_node_and_shape) {
+  std::string pred = node("p", "Placeholder", {}, type_attr("dtype", "DT_BOOL"));
+  std::string index = node("i", "Placeholder", {}, type_attr("dtype", "DT_INT32"));
+  std::string text = int_const("d", 5) + pred + index + binary("sw", "Switch", "d", "p") +
+                     node("sn", "_SwitchN", {"d", "i"},
+                          type_attr("T", "DT_INT32") + " attr { key: \"num_outs\" value { i: 2 } }");
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(text), m);
+      auto r = s->run({{"p", Tensor::vector<bool>({true, false})}}, {"sw:1"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST((r.status().code() == ops::Error::invalid_argument));
+      BOOST_TEST(r.status().message() ==
+                     "Switch 'sw' at tag / on partition CPU:0: the predicate must be a scalar bool, "
+                     "not bool of shape [2]",
+                 r.status().message());
+      r = s->run({{"p", Tensor::from_vector<bool>({1, 1}, {true})}}, {"sw:1"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message().find("not bool of shape [1,1]") != std::string::npos, r.status().message());
+      r = s->run({{"i", Tensor::vector<int32_t>({1, 0})}}, {"sn:1"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message().find("_SwitchN 'sn' at tag / on partition CPU:0: the branch index "
+                                           "must be a scalar int32, not int32 of shape [2]") != std::string::npos,
+                 r.status().message());
+      BOOST_TEST(no_step_actor_left(*s));
+      // Scalars still work, and the session goes on.
+      BOOST_TEST(must_run(*s, {{"p", Tensor::scalar(true)}}, {"sw:1"})[0].scalar_value<int32_t>() == 5);
+      BOOST_TEST(must_run(*s, {{"i", Tensor::scalar<int32_t>(0)}}, {"sn:0"})[0].scalar_value<int32_t>() == 5);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_loop_predicate_that_is_not_a_scalar_names_the_loopcond_and_tag) {
+  // i < limit on vectors: the loop's predicate is bool[2].
+  std::string text = node("start", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+                     node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+                     counting_loop("w", "start", "n", 1);
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(text), m);
+      auto r = s->run({{"start", Tensor::vector<int32_t>({0, 5})}, {"n", Tensor::vector<int32_t>({3, 3})}},
+                      {"w/Exit"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message() ==
+                     "LoopCond 'w/LoopCond' at tag w/0 on partition CPU:0: the predicate must be a "
+                     "scalar bool, not bool of shape [2]",
+                 r.status().message());
+      BOOST_TEST(no_step_actor_left(*s));
+      auto ok = must_run(*s, {{"start", Tensor::scalar<int32_t>(0)}, {"n", Tensor::scalar<int32_t>(3)}}, {"w/Exit"});
+      BOOST_TEST(ok[0].scalar_value<int32_t>() == 3);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_fed_value_that_contradicts_the_graph_is_refused_before_the_step) {
+  std::string text = "versions { producer: 27 }\n" +
+                     node("x", "Placeholder", {},
+                          type_attr("dtype", "DT_INT32") +
+                              " attr { key: \"shape\" value { shape { dim { size: 2 } } } }") +
+                     int_const("c", 4) + binary("sum", "Add", "x", "c");
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(text), m);
+      auto r = s->run({{"x", Tensor::vector<int32_t>({1, 2, 3})}}, {"sum"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message() == "feed 'x' is int32 [3] but Placeholder 'x' declares int32 [2]",
+                 r.status().message());
+      r = s->run({{"x", Tensor::vector<int32_t>({1, 2})}, {"c", Tensor::vector<int32_t>({1, 2})}}, {"sum"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message() == "feed 'c' is int32 [2] but Const 'c' declares int32 []",
+                 r.status().message());
+      auto out = must_run(*s, {{"x", Tensor::vector<int32_t>({1, 2})}}, {"sum"});
+      BOOST_TEST(out[0].equals(Tensor::vector<int32_t>({5, 6})), out[0].debug_string());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(feeding_a_node_inside_a_loop_says_why_it_cannot_be_fed) {
+  std::string text = int_const("start", 0) + int_const("n", 5) + counting_loop("w", "start", "n", 1);
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(parse(text), m);
+      auto r = s->run({{"w/Add", Tensor::scalar<int32_t>(1)}}, {"w/Exit"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message().find("feed 'w/Add': Add 'w/Add' is inside the loop frame 'w': it has "
+                                           "a value in every iteration") != std::string::npos,
+                 r.status().message());
+      BOOST_TEST(must_run(*s, {{"start", Tensor::scalar<int32_t>(2)}}, {"w/Exit"})[0].scalar_value<int32_t>() == 5);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -80,6 +80,22 @@ BOOST_AUTO_TEST_CASE(export_graph_file_picks_the_format_from_the_extension) {
   BOOST_TEST(contains(unwritable.message(), "/nonexistent/dir/graph.pb"));
 }
 
+BOOST_AUTO_TEST_CASE(a_graph_that_import_would_refuse_is_not_written) {
+  // An empty graph would be a 0-byte .pb (and a blank .pbtxt): both are
+  // import errors, so writing them is one too, and no file appears.
+  for (const char* name : {"/tmp/tagflow_export_test_empty.pb", "/tmp/tagflow_export_test_empty.pbtxt"}) {
+    std::remove(name);
+    Status s = export_graph_file(Graph(), name);
+    BOOST_TEST(!s.ok(), name);
+    BOOST_TEST(contains(s.message(), std::string("not writing '") + name + "': tagflow would refuse to import it"),
+               s.message());
+    BOOST_TEST(contains(s.message(), "empty file"), s.message());
+    std::FILE* f = std::fopen(name, "rb");
+    BOOST_TEST(f == nullptr, name << " was written");
+    if (f != nullptr) std::fclose(f);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(dot_has_nested_clusters_back_edges_and_dashed_control_edges) {
   Graph g = load_corpus("grappler_loops_and_resource_vars.pbtxt");
   auto cf = analyze_control_flow(g);

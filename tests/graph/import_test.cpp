@@ -134,6 +134,65 @@ BOOST_AUTO_TEST_CASE(an_empty_file_is_an_error) {
   BOOST_TEST(contains(binary_error(""), "empty file"));
 }
 
+BOOST_AUTO_TEST_CASE(a_blank_or_one_byte_file_is_an_error_not_an_empty_graph) {
+  for (const char* text : {"\n", " ", "\t", "# a comment\n", "versions { producer: 27 }"}) {
+    std::string e = binary_error(text);
+    BOOST_TEST(contains(e, "parse_error: bad.pb: text GraphDef has no nodes and no functions"), e);
+  }
+  for (const char* one : {"x", "{", "\x08", "\x12", "\x01"}) {
+    auto g = import_graph_bytes(one, "one.pb");
+    BOOST_TEST(!g.ok(), "'" << one << "' imported");
+    if (!g.ok()) BOOST_TEST((g.status().code() == Error::parse_error), g.status().to_string());
+  }
+  // A graph of functions only is a graph.
+  BOOST_TEST(import_graph_text("library { function { signature { name: \"f\" } } }").ok());
+}
+
+BOOST_AUTO_TEST_CASE(constants_declaring_more_than_the_limit_are_refused_before_they_are_allocated) {
+  // 1.7 KB declaring eight float32 constants of 1 GiB each.
+  const std::string path = std::string(TAGFLOW_TEST_DATA) + "/bad/eight_gib_constants.pbtxt";
+  ImportOptions limits;
+  limits.max_constant_bytes = int64_t{4} << 30;
+  auto g = import_graph_file(path, limits);
+  BOOST_REQUIRE(!g.ok());
+  BOOST_TEST((g.status().code() == Error::resource_exhausted));
+  BOOST_TEST(g.status().message() ==
+                 path + ": node 'c4' (Const) attr 'value' declares a float32 tensor of shape [268435456]: "
+                        "1.0 GiB (1073741824 bytes); the graph's constants would take 5.0 GiB, over the limit "
+                        "of 4.0 GiB (--memory-limit, [tagflow] memory-limit)",
+             g.status().message());
+  // Whatever the machine, the default refuses what no memory holds.
+  std::string absurd = "node { name: \"c\" op: \"Const\" attr { key: \"value\" value { tensor { dtype: DT_DOUBLE "
+                       "tensor_shape { dim { size: 4294967296 } dim { size: 4294967296 } } } } } }";
+  std::string e = import_error(absurd);
+  BOOST_TEST(contains(e, "resource_exhausted: bad.pbtxt: node 'c' (Const) attr 'value' declares a float64 tensor "
+                         "of shape [4294967296,4294967296]"), e);
+  // Constants of the function library count too.
+  std::string in_function =
+      "library { function { signature { name: \"f\" output_arg { name: \"o\" type: DT_FLOAT } } "
+      "node_def { name: \"k\" op: \"Const\" attr { key: \"value\" value { tensor { dtype: DT_FLOAT "
+      "tensor_shape { dim { size: 1048576 } } float_val: 1 } } } } ret { key: \"o\" value: \"k:output:0\" } } }";
+  limits.max_constant_bytes = int64_t{1} << 20;
+  auto f = import_graph_text(in_function, "f.pbtxt", limits);
+  BOOST_REQUIRE(!f.ok());
+  BOOST_TEST(contains(f.status().message(), "f.pbtxt: function 'f': node 'k' (Const) attr 'value' declares a float32 "
+                                            "tensor of shape [1048576]: 4.0 MiB"),
+             f.status().message());
+  limits.max_constant_bytes = int64_t{4} << 20;
+  BOOST_TEST(import_graph_text(in_function, "f.pbtxt", limits).ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_graph_with_more_nodes_than_the_limit_is_refused) {
+  ImportOptions limits;
+  limits.max_nodes = 1;
+  auto g = import_graph_text(kTwoNodes, "two.pbtxt", limits);
+  BOOST_REQUIRE(!g.ok());
+  BOOST_TEST(g.status().to_string() ==
+             "resource_exhausted: two.pbtxt: the graph has 2 nodes, over the limit of 1 (--max-nodes, [tagflow] max-nodes)");
+  limits.max_nodes = 2;
+  BOOST_TEST(import_graph_text(kTwoNodes, "two.pbtxt", limits).ok());
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_file_is_not_found) {
   auto g = import_graph_file("/nonexistent/graph.pbtxt");
   BOOST_REQUIRE(!g.ok());

@@ -327,4 +327,35 @@ BOOST_AUTO_TEST_CASE(error_a_call_with_the_wrong_number_of_inputs) {
   BOOST_TEST(m.find("f 'call': calls function 'f' with 2 inputs but it takes 1") != std::string::npos, m);
 }
 
+// f0 calls f1 twice, f1 calls f2 twice, ...: a few hundred bytes of
+// library that inline to 2^24 calls. Lowering stops at the node limit.
+BOOST_AUTO_TEST_CASE(nested_calls_that_multiply_the_graph_stop_at_the_node_limit) {
+  const int levels = 24;
+  std::string lib;
+  for (int i = 0; i < levels; ++i) {
+    const std::string f = "f" + std::to_string(i), g = "f" + std::to_string(i + 1);
+    lib += "function { signature { name: \"" + f + "\" input_arg { name: \"a\" type: DT_INT32 } "
+           "output_arg { name: \"o\" type: DT_INT32 } } "
+           "node_def { name: \"l\" op: \"" + g + "\" input: \"a\" } "
+           "node_def { name: \"r\" op: \"" + g + "\" input: \"a\" } "
+           "node_def { name: \"s\" op: \"AddV2\" input: \"l:o:0\" input: \"r:o:0\" " + t("T", "DT_INT32") + "} "
+           "ret { key: \"o\" value: \"s:z:0\" } }\n";
+  }
+  lib += int_func("f" + std::to_string(levels), 1, "DT_INT32", "add:z:0");
+  lib.replace(lib.rfind("name: \"out\""), 12, "name: \"o\"");
+  lib.replace(lib.rfind("key: \"out\""), 11, "key: \"o\"");
+  Graph g = parse(kInputs + "node { name: \"call\" op: \"f0\" input: \"x\" }\nlibrary { " + lib + "}");
+  Graph small = g;
+  Status s = lower_functional_ops(&g, 5000);
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST((s.code() == Error::resource_exhausted));
+  BOOST_TEST(s.message().find("takes the graph past the limit of 5000 nodes (--max-nodes, [tagflow] max-nodes)") !=
+                 std::string::npos,
+             s.message());
+  // A graph within the limit lowers as before.
+  Graph two = parse(kInputs + "node { name: \"call\" op: \"f" + std::to_string(levels - 2) +
+                    "\" input: \"x\" }\nlibrary { " + lib + "}");
+  BOOST_TEST(lower_functional_ops(&two, 5000).ok());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
