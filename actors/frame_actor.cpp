@@ -8,7 +8,7 @@ namespace tagflow::actors {
 
 FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, FrameId frame,
                        Tag tag, caf::actor parent)
-    : caf::event_based_actor(cfg),
+    : ActorBase(cfg),
       exec_(std::move(exec)),
       step_(std::move(step)),
       frame_(frame),

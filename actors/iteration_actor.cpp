@@ -26,7 +26,7 @@ void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
 
 IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step,
                                caf::actor frame)
-    : caf::event_based_actor(cfg),
+    : ActorBase(cfg),
       exec_(std::move(exec)),
       step_(std::move(step)),
       frame_(std::move(frame)) {}

@@ -27,7 +27,7 @@ Status from_caf_error(const caf::error& e) {
 
 PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
                                std::vector<std::string> fetch_names)
-    : caf::event_based_actor(cfg), exec_(std::move(exec)), fetch_names_(std::move(fetch_names)) {
+    : ActorBase(cfg), exec_(std::move(exec)), fetch_names_(std::move(fetch_names)) {
   for (const NodeItem& item : exec_->items())
     if (item.kind == NodeKind::retval) retval_indices_.push_back(item.index);
 }

@@ -22,7 +22,7 @@
 
 namespace tagflow::actors {
 
-class PartitionActor : public caf::event_based_actor {
+class PartitionActor : public ActorBase {
  public:
   PartitionActor(caf::actor_config& cfg, ExecPtr exec, std::vector<std::string> fetch_names);
   caf::behavior make_behavior() override;

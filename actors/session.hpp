@@ -73,6 +73,9 @@ struct SessionOptions {
   // embedded default (configs/local.ini); an unreadable file, an unknown key
   // or a value of the wrong type is an error.
   std::string config_file;
+  // A configuration's text, read like the file's (after it when both are
+  // given); errors call it "the configuration text".
+  std::string config_text;
   // The devices graphs are placed on: these full names if given; else
   // `num_devices` CPUs of /job:localhost/replica:0/task:0; else the
   // configuration's `tagflow.devices` (the embedded default: CPU:0..3).

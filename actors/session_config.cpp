@@ -45,6 +45,28 @@ std::string key_text(const std::string& key) {
   return fmt::format("[{}] {}", key.substr(0, dot), key.substr(dot + 1));
 }
 
+// How CAF checks, stores and parses a value of tagflow's option of type T.
+// opt_group::add<T> takes this from a function-local static of an inline
+// template (caf::detail::option_meta_state_instance<T>) that Debian's
+// libcaf, built by g++, instantiates too, with a GNU-unique guard variable.
+// In a clang build the library's guard then stands for tagflow's copy as
+// well, which stays zero: the first check of an option called a null
+// pointer (found by fuzz/config; tests/actors/session_config_test.cpp).
+// This copy is tagflow's alone.
+template <class T>
+const caf::config_option::meta_state* option_meta() {
+  static const std::string type_name = caf::select_config_value_access_t<T>::type_name();
+  static const caf::config_option::meta_state meta{caf::detail::check_impl<T>, caf::detail::store_impl<T>,
+                                                   caf::detail::get_impl<T>,
+                                                   caf::detail::parse_impl_delegate<T>, type_name};
+  return &meta;
+}
+
+template <class T>
+void add_option(caf::config_option_set& options, const char* name, const char* description) {
+  options.add(caf::config_option("tagflow", name, description, option_meta<T>()));
+}
+
 }  // namespace
 
 std::string range_text(int64_t min, int64_t max) {
@@ -52,13 +74,14 @@ std::string range_text(int64_t min, int64_t max) {
 }
 
 SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
-  opt_group{custom_options_, "tagflow"}
-      .add<std::vector<std::string>>("devices", "full names of the devices graphs are placed on")
-      .add<bool>("strict-merge", "a second live input of a Merge is an error, not ignored")
-      .add<int64_t>("max-iterations", "iterations per frame instance; 0: no limit")
-      .add<int64_t>("max-nodes", "nodes a graph may have, functional ops lowered")
-      .add<int64_t>("max-frame-depth", "how deep frames may nest")
-      .add<std::string>("memory-limit", "bytes a step's tensors may hold at once (a number or \"4G\")");
+  add_option<std::vector<std::string>>(custom_options_, "devices",
+                                      "full names of the devices graphs are placed on");
+  add_option<bool>(custom_options_, "strict-merge", "a second live input of a Merge is an error, not ignored");
+  add_option<int64_t>(custom_options_, "max-iterations", "iterations per frame instance; 0: no limit");
+  add_option<int64_t>(custom_options_, "max-nodes", "nodes a graph may have, functional ops lowered");
+  add_option<int64_t>(custom_options_, "max-frame-depth", "how deep frames may nest");
+  add_option<std::string>(custom_options_, "memory-limit",
+                          "bytes a step's tensors may hold at once (a number or \"4G\")");
   if (!o.deterministic) {
     // One worker per core unless told otherwise: CAF's own default is at
     // least 4, and on 2 cores the extra workers' polling competes with
@@ -86,6 +109,7 @@ Status SessionConfig::load() {
     if (!in || in.bad()) return Status(Error::not_found, "cannot read the " + name);
     TF_RETURN_IF_ERROR(read(text.str(), name));
   }
+  if (!options_.config_text.empty()) TF_RETURN_IF_ERROR(read(options_.config_text, "the configuration text"));
   if (options_.deterministic) set("scheduler.policy", caf::atom("testing"));
   else if (options_.threads > 0) set("scheduler.max-threads", static_cast<size_t>(options_.threads));
   std::istringstream none;

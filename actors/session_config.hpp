@@ -28,7 +28,8 @@ class SessionConfig : public caf::actor_system_config {
   explicit SessionConfig(const SessionOptions& o);
 
   // Reads the embedded default, then the session's file if any (a missing
-  // or unreadable file, or a directory, is an error); then the session's own
+  // or unreadable file, or a directory, is an error), then its configuration
+  // text if any; then the session's own
   // settings; then checks the scheduler's numbers.
   ops::Status load();
 

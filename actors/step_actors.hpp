@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "actors/actor_base.hpp"
 #include "actors/messages.hpp"
 
 namespace tagflow::actors {
@@ -24,7 +25,7 @@ using ExecPtr = std::shared_ptr<const Executable>;
 // invariants to every iteration; forwards live Exit values to the parent at
 // once and dead ones when the frame is done; reports frame_done and quits.
 // The root frame's parent is the partition, which gets step_result.
-class FrameActor : public caf::event_based_actor {
+class FrameActor : public ActorBase {
  public:
   FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, FrameId frame, Tag tag,
              caf::actor parent);
@@ -84,9 +85,9 @@ class FrameActor : public caf::event_based_actor {
 // worker thread. (A class, not a function-based actor: CAF 0.17 spawns
 // argument-less function actors through a null shared_ptr, which UBSan
 // reports.)
-class KernelWorker : public caf::event_based_actor {
+class KernelWorker : public ActorBase {
  public:
-  explicit KernelWorker(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+  explicit KernelWorker(caf::actor_config& cfg) : ActorBase(cfg) {}
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.kernel_worker"; }
 };
@@ -106,7 +107,7 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
 
 // One iteration of one frame instance; reused for a later iteration of the
 // same frame instance once its frame says it is done.
-class IterationActor : public caf::event_based_actor {
+class IterationActor : public ActorBase {
  public:
   IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, caf::actor frame);
   caf::behavior make_behavior() override;

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -148,6 +150,62 @@ Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, Container ki
   return def;
 }
 
+// --- UTF-8 ---------------------------------------------------------------
+
+bool is_utf8(const std::string& s) {
+  static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};  // no overlong forms
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n;  // continuation bytes
+    uint32_t cp;
+    if (c < 0x80) n = 0, cp = c;
+    else if ((c >> 5) == 0x6) n = 1, cp = c & 0x1f;
+    else if ((c >> 4) == 0xe) n = 2, cp = c & 0x0f;
+    else if ((c >> 3) == 0x1e) n = 3, cp = c & 0x07;
+    else return false;
+    if (n >= s.size() - i) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// The first proto3 `string` field (not `bytes`) of `m` that is not UTF-8,
+// as a path ("node[3].device"), or "". The binary decoder refuses such a
+// field; protobuf's text parser lets escapes like "\377" through, and the
+// graph could then not be written as a binary GraphDef.
+std::string first_non_utf8(const pb::Message& m, const std::string& path) {
+  const pb::Reflection* r = m.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    if (f->type() != pb::FieldDescriptor::TYPE_STRING &&
+        f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE)
+      continue;
+    const std::string name = path.empty() ? f->name() : path + "." + f->name();
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const std::string at = f->is_repeated() ? name + "[" + std::to_string(i) + "]" : name;
+      if (f->type() == pb::FieldDescriptor::TYPE_STRING) {
+        std::string scratch;
+        const std::string& v = f->is_repeated() ? r->GetRepeatedStringReference(m, f, i, &scratch)
+                                                : r->GetStringReference(m, f, &scratch);
+        if (!is_utf8(v)) return at;
+      } else {
+        const pb::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+        std::string bad = first_non_utf8(sub, at);
+        if (!bad.empty()) return bad;
+      }
+    }
+  }
+  return {};
+}
+
 // --- GraphDef -> Graph -----------------------------------------------------
 
 struct InputRef {
@@ -223,22 +281,24 @@ int64_t declared_bytes(const tensorflow::TensorProto& p) {
 // Adds what the constants of node `n` declare to *total and refuses the
 // first that takes it past `max`, naming the node, the attr and the size.
 Status check_constants(const tensorflow::NodeDef& n, int64_t max, const std::string& where, int64_t* total) {
-  for (const auto& [key, value] : n.attr()) {
-      auto check = [&](const tensorflow::TensorProto& t) {
-        const int64_t bytes = declared_bytes(t);
-        *total = *total > INT64_MAX - bytes ? INT64_MAX : *total + bytes;
-        if (*total <= max) return ok_status();
-        return Status(Error::resource_exhausted,
-                      fmt::format("{}node {} ({}) attr {} declares a {} tensor of shape {}: {} ({} "
-                                  "bytes); the graph's constants would take {}, over the limit of "
-                                  "{} (--memory-limit, [tagflow] memory-limit)",
-                                  where, quoted(n.name()), n.op(), quoted(key),
-                                  ops::dtype_name(static_cast<DType>(static_cast<int>(t.dtype()))),
-                                  shape_from_proto(t.tensor_shape()).to_string(), ops::format_bytes(bytes),
-                                  bytes, ops::format_bytes(*total), ops::format_bytes(max)));
-      };
-      if (value.has_tensor()) TF_RETURN_IF_ERROR(check(value.tensor()));
-      for (const tensorflow::TensorProto& t : value.list().tensor()) TF_RETURN_IF_ERROR(check(t));
+  for (const auto& attr : n.attr()) {
+    const std::string& key = attr.first;  // named: clang 14 lambdas cannot capture a structured binding
+    const tensorflow::AttrValue& value = attr.second;
+    auto check = [&](const tensorflow::TensorProto& t) {
+      const int64_t bytes = declared_bytes(t);
+      *total = *total > INT64_MAX - bytes ? INT64_MAX : *total + bytes;
+      if (*total <= max) return ok_status();
+      return Status(Error::resource_exhausted,
+                    fmt::format("{}node {} ({}) attr {} declares a {} tensor of shape {}: {} ({} "
+                                "bytes); the graph's constants would take {}, over the limit of "
+                                "{} (--memory-limit, [tagflow] memory-limit)",
+                                where, quoted(n.name()), n.op(), quoted(key),
+                                ops::dtype_name(static_cast<DType>(static_cast<int>(t.dtype()))),
+                                shape_from_proto(t.tensor_shape()).to_string(), ops::format_bytes(bytes),
+                                bytes, ops::format_bytes(*total), ops::format_bytes(max)));
+    };
+    if (value.has_tensor()) TF_RETURN_IF_ERROR(check(value.tensor()));
+    for (const tensorflow::TensorProto& t : value.list().tensor()) TF_RETURN_IF_ERROR(check(t));
   }
   return ok_status();
 }
@@ -292,6 +352,10 @@ class GraphImporter final : public NodeDefSink {
 
   void node(tensorflow::NodeDef& def) override {
     const int index = received_++;
+    if (check_utf8_ && utf8_error_.ok()) {
+      std::string bad = first_non_utf8(def, "node[" + std::to_string(index) + "]");
+      if (!bad.empty()) utf8_error_ = parse_error(source_, "string field " + bad + " is not valid UTF-8");
+    }
     if (!limit_error_.ok() || over_node_limit()) return;
     if (max_constant_bytes_ > 0) {
       limit_error_ = check_constants(def, max_constant_bytes_, "", &constant_bytes_);
@@ -311,7 +375,17 @@ class GraphImporter final : public NodeDefSink {
     if (input_error_.empty()) add_inputs(*id, def);
   }
 
-  void restart() override { *this = GraphImporter(source_, options_); }
+  void restart() override {
+    const bool utf8 = check_utf8_;
+    *this = GraphImporter(source_, options_);
+    check_utf8_ = utf8;
+  }
+
+  // Text only: protobuf's text parser lets strings that are not UTF-8
+  // through (the binary decoder refuses them). The first such field is an
+  // error before any other of the nodes.
+  void check_utf8() { check_utf8_ = true; }
+  const Status& utf8_error() const { return utf8_error_; }
 
   void reserve(int nodes) { graph_.reserve(nodes); }
   int received() const { return received_; }
@@ -346,6 +420,9 @@ class GraphImporter final : public NodeDefSink {
     v.bad_consumers.assign(versions.bad_consumers().begin(), versions.bad_consumers().end());
     graph_.set_versions(std::move(v));
     graph_.mutable_library().Swap(&library);
+    // Unknown fields of a binary library would be kept, and text cannot
+    // express them (`14: 0x5401...` does not parse back).
+    graph_.mutable_library().DiscardUnknownFields();
     return std::move(graph_);
   }
 
@@ -406,6 +483,8 @@ class GraphImporter final : public NodeDefSink {
   int64_t constant_bytes_ = 0;  // what the constants seen so far declare
   Graph graph_;
   int received_ = 0;
+  bool check_utf8_ = false;
+  Status utf8_error_;
   Status limit_error_;
   Status node_error_;
   std::vector<Pending> pending_;
@@ -443,7 +522,11 @@ Expected<Graph> import_graph_text(std::string_view text, const std::string& sour
                                   const ImportOptions& options) {
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
   GraphImporter importer(source, options);
+  importer.check_utf8();
   TF_ASSIGN_OR_RETURN(tensorflow::GraphDef rest, read_text_graph_def(text, source, importer));
+  TF_RETURN_IF_ERROR(importer.utf8_error());
+  std::string bad = first_non_utf8(rest, "");
+  if (!bad.empty()) return parse_error(source, "string field " + bad + " is not valid UTF-8");
   // Blank text, a comment or a lone `versions` is no program to run.
   if (importer.received() == 0 && rest.library().function_size() == 0)
     return parse_error(source, "text GraphDef has no nodes and no functions");

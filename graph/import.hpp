@@ -12,7 +12,10 @@
 // a missing node, a malformed input, a negative port and a duplicate name
 // (invalid_graph), and a graph beyond its ImportOptions limits
 // (resource_exhausted); it does not check ops, ports or dtypes: that is
-// validate(). The function library and versions are kept as they are.
+// validate(). The function library and versions are kept as they are,
+// but for unknown fields (which a text GraphDef cannot express). Every
+// string field must be UTF-8 (proto3 `string`; the binary decoder checks
+// it, text import too), so that any imported graph exports to both formats.
 // Stateless; thread-safe.
 #pragma once
 

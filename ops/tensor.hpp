@@ -11,6 +11,7 @@
 // from different threads even when they share a buffer.
 #pragma once
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,6 +21,15 @@
 #include "ops/dtype.hpp"
 #include "ops/shape.hpp"
 #include "ops/status.hpp"
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TAGFLOW_HAS_TSAN_FEATURE 1
+#endif
+#endif
+#ifndef TAGFLOW_HAS_TSAN_FEATURE
+#define TAGFLOW_HAS_TSAN_FEATURE 0
+#endif
 
 namespace tagflow::ops {
 
@@ -93,8 +103,14 @@ class Tensor {
   // (used for ref types and bitcasts); asserts sizes match.
   Tensor with_dtype(DType dtype) const;
 
-  // True if no other Tensor shares this buffer.
-  bool is_unique() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+  // True if no other Tensor shares this buffer. Then the buffer may be
+  // written: everything the other holders did with it before they dropped
+  // it happens before (an acquire; use_count() alone is a relaxed load).
+  bool is_unique() const {
+    if (buffer_ == nullptr || buffer_.use_count() != 1) return false;
+    acquire_unique();
+    return true;
+  }
   bool shares_buffer_with(const Tensor& o) const { return buffer_ && buffer_ == o.buffer_; }
 
   // Same dtype, shape and element values (bitwise for floats except that
@@ -108,6 +124,16 @@ class Tensor {
   std::string values_string(int64_t max_elements = 64) const;
 
  private:
+  // The acquire of is_unique(): a fence pairs with the release of the
+  // last other holder's decrement. ThreadSanitizer does not model fences,
+  // so its builds take a reference instead (an acq_rel increment it does).
+  void acquire_unique() const {
+#if defined(__SANITIZE_THREAD__) || TAGFLOW_HAS_TSAN_FEATURE
+    std::shared_ptr<TensorBuffer> probe = buffer_;
+#else
+    std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+  }
   DType dtype_ = DType::invalid;
   Shape shape_;
   std::shared_ptr<TensorBuffer> buffer_;

@@ -220,7 +220,7 @@ BOOST_AUTO_TEST_CASE(case_in_range_and_out_of_range) {
   Output x = b.placeholder(DType::int32, {}, "x");
   std::vector<graph::BranchFn> branches;
   for (int k = 0; k < 4; ++k)
-    branches.push_back([&b, &x, k] { return Vars{x * double(k + 1) + double(k)}; });
+    branches.push_back([&x, k] { return Vars{x * double(k + 1) + double(k)}; });
   Output r = b.case_(i, branches)[0];
   graph::Graph g = finish(b);
   for (const Mode& m : modes()) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include "graph/control_flow.hpp"
 #include "graph/export.hpp"
@@ -332,6 +333,51 @@ BOOST_AUTO_TEST_CASE(debug_info_and_library_are_kept) {
   BOOST_TEST(f.has_function("MyAdd_MPaeanipb7o"));
   BOOST_TEST(f.versions().producer == 26);
   BOOST_TEST(f.versions().min_consumer == 12);
+}
+
+// Found by fuzz/import_text: protobuf's text parser takes any bytes into a
+// proto3 string field (raw, or escaped as "\327"), the binary decoder does
+// not; such a graph imported from text could not be written as a .pb that
+// imports again.
+BOOST_AUTO_TEST_CASE(invalid_utf8_in_a_text_string_field_is_refused) {
+  const std::string raw = "node { name: \"x\" op: \"NoOp\" device: \"/job:a/\xd7" "eplica:0\" }";
+  BOOST_TEST(import_error(raw) == "parse_error: bad.pbtxt: string field node[0].device is not valid UTF-8");
+  const std::string escaped = "node { name: \"x\" op: \"No\\377Op\" }";
+  BOOST_TEST(import_error(escaped) == "parse_error: bad.pbtxt: string field node[0].op is not valid UTF-8");
+  const std::string in_library =
+      "node { name: \"x\" op: \"NoOp\" }\n"
+      "library { function { signature { name: \"f\\xff\" } } }";
+  BOOST_TEST(import_error(in_library) ==
+             "parse_error: bad.pbtxt: string field library.function[0].signature.name is not valid UTF-8");
+  // UTF-8 itself is fine, in any string field.
+  BOOST_TEST(import_error("node { name: \"\xc3\xa9t\xc3\xa9\" op: \"NoOp\" device: \"\xe2\x82\xac\" }") ==
+             "<no error>");
+  // Attr strings are bytes, not UTF-8.
+  BOOST_TEST(import_error("node { name: \"x\" op: \"NoOp\" attr { key: \"s\" value { s: \"\\377\" } } }") ==
+             "<no error>");
+}
+
+// Found by fuzz/import_binary: a binary library's unknown fields were kept,
+// and the text export printed them as `14: 0x54010a07`, which no text
+// parser reads back.
+BOOST_AUTO_TEST_CASE(unknown_fields_of_a_binary_library_do_not_reach_the_text_export) {
+  tensorflow::GraphDef def;
+  tensorflow::NodeDef* n = def.add_node();
+  n->set_name("x");
+  n->set_op("NoOp");
+  tensorflow::FunctionDef* f = def.mutable_library()->add_function();
+  f->mutable_signature()->set_name("f");
+  tensorflow::NodeDef* body = f->add_node_def();
+  body->set_name("y");
+  body->set_op("NoOp");
+  body->GetReflection()->MutableUnknownFields(body)->AddFixed32(14, 0x54010a07);
+  auto g = import_graph_binary(def.SerializeAsString(), "unknown.pb");
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  BOOST_TEST(g->library().function(0).node_def(0).name() == "y");
+  auto again = import_graph_text(graph_to_text(*g), "exported.pbtxt");
+  BOOST_REQUIRE_MESSAGE(again.ok(), again.status().to_string());
+  std::string difference;
+  BOOST_TEST(again->equals(*g, &difference), difference);
 }
 
 BOOST_AUTO_TEST_CASE(the_large_lstm_graph_imports_quickly) {

@@ -1,5 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+#include <thread>
+
 #include "ops/tensor.hpp"
 
 using namespace tagflow::ops;
@@ -13,6 +16,30 @@ BOOST_AUTO_TEST_CASE(copies_share_the_buffer) {
   BOOST_TEST(a.shares_buffer_with(b));
   BOOST_TEST(!a.is_unique());
   BOOST_TEST(b.data<float>()[2] == 3.0f);
+}
+
+// A kernel may write into an input it finds unique. The other holder's
+// reads, on another thread, must happen before: is_unique() once used only
+// shared_ptr::use_count(), a relaxed load (ThreadSanitizer reported a loop's
+// Add overwriting a Mul result another iteration's kernel had just read).
+// Nothing but the reference count orders the two threads here; run under
+// `scripts/sanitize.sh tsan` to check it.
+BOOST_AUTO_TEST_CASE(a_buffer_found_unique_is_written_after_the_other_holders_reads) {
+  for (int round = 0; round < 50; ++round) {
+    Tensor mine = Tensor::vector<int32_t>({1, 2, 3, 4});
+    Tensor theirs = mine;
+    std::atomic<int64_t> sum{0};
+    std::thread reader([t = std::move(theirs), &sum]() mutable {
+      int64_t s = 0;
+      for (int i = 0; i < 4; ++i) s += t.data<int32_t>()[i];
+      sum.store(s, std::memory_order_relaxed);
+      t = Tensor();  // the reader's reference goes: only `mine` is left
+    });
+    while (!mine.is_unique()) std::this_thread::yield();
+    mine.mutable_data<int32_t>()[0] = 100;
+    reader.join();
+    BOOST_TEST(sum.load() == 10);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(new_tensors_are_zero_filled) {

@@ -1,0 +1,65 @@
+#include "actors/actor_base.hpp"
+
+#ifdef TAGFLOW_TSAN_ANNOTATE
+
+#include <sanitizer/tsan_interface.h>
+
+namespace tagflow::actors {
+
+namespace {
+// Two synchronisation addresses per actor: its state (constructed before
+// launch, handed between worker threads between resumes) and its mailbox
+// (everything enqueued so far).
+void* state_sync(ActorBase* a) { return a; }
+void* mailbox_sync(ActorBase* a) { return reinterpret_cast<char*>(a) + 1; }
+}  // namespace
+
+// Called right before the destructor, on whichever thread dropped the last
+// strong reference.
+void ActorBase::on_destroy() {
+  __tsan_acquire(state_sync(this));
+  __tsan_acquire(mailbox_sync(this));
+  caf::event_based_actor::on_destroy();
+}
+
+void ActorBase::launch(caf::execution_unit* eu, bool lazy, bool hide) {
+  __tsan_release(state_sync(this));
+  caf::event_based_actor::launch(eu, lazy, hide);
+}
+
+void ActorBase::initialize() {
+  caf::event_based_actor::initialize();
+  __tsan_release(state_sync(this));
+}
+
+void ActorBase::enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) {
+  __tsan_release(ptr.get());
+  __tsan_release(mailbox_sync(this));
+  caf::event_based_actor::enqueue(std::move(ptr), eu);
+}
+
+caf::resumable::resume_result ActorBase::resume(caf::execution_unit* eu, size_t max_throughput) {
+  __tsan_acquire(state_sync(this));
+  auto result = caf::event_based_actor::resume(eu, max_throughput);
+  __tsan_release(state_sync(this));
+  return result;
+}
+
+// The actor may block as soon as this returns, and a sender may hand it to
+// another worker before resume() returns: release here, not only there.
+caf::invoke_message_result ActorBase::consume(caf::mailbox_element& x) {
+  __tsan_acquire(&x);
+  auto result = caf::event_based_actor::consume(x);
+  __tsan_release(state_sync(this));
+  return result;
+}
+
+bool ActorBase::cleanup(caf::error&& reason, caf::execution_unit* host) {
+  // Messages still in the mailbox are dropped here, unread.
+  __tsan_acquire(mailbox_sync(this));
+  return caf::event_based_actor::cleanup(std::move(reason), host);
+}
+
+}  // namespace tagflow::actors
+
+#endif

@@ -1,0 +1,44 @@
+// ActorBase: the base of tagflow's actor classes (partition, frame,
+// iteration, kernel worker) — caf::event_based_actor, plus, in
+// ThreadSanitizer builds, the happens-before edges that CAF's mailbox and
+// scheduler create. Debian's libcaf is not instrumented: TSan sees neither
+// the atomics that hand a message from its sender to the thread that runs
+// the receiver nor those that hand an actor from one worker thread to the
+// next, and would report every message's contents and every actor's members
+// as raced. So a send releases the message and consuming it acquires it;
+// launching an actor releases it, each resume acquires it, and it is
+// released again after its behavior is made and after every message (before
+// CAF may hand it to another thread); its destruction and the cleanup that
+// drops unread messages acquire everything before them (docs/testing.md,
+// "ThreadSanitizer"). Without TSan it adds nothing. Internal to actors/;
+// includes CAF.
+#pragma once
+
+#include <caf/all.hpp>
+
+#if defined(__SANITIZE_THREAD__)
+#define TAGFLOW_TSAN_ANNOTATE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TAGFLOW_TSAN_ANNOTATE 1
+#endif
+#endif
+
+namespace tagflow::actors {
+
+class ActorBase : public caf::event_based_actor {
+ public:
+  explicit ActorBase(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+
+#ifdef TAGFLOW_TSAN_ANNOTATE
+  void on_destroy() override;
+  void launch(caf::execution_unit* eu, bool lazy, bool hide) override;
+  void initialize() override;
+  void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override;
+  resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
+  caf::invoke_message_result consume(caf::mailbox_element& x) override;
+  bool cleanup(caf::error&& reason, caf::execution_unit* host) override;
+#endif
+};
+
+}  // namespace tagflow::actors
