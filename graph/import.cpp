@@ -325,7 +325,9 @@ int64_t declared_bytes(const tensorflow::TensorProto& p) {
 template <class NodeDefs>
 Status check_constants(const NodeDefs& nodes, int64_t max, const std::string& where, int64_t* total) {
   for (const tensorflow::NodeDef& n : nodes)
-    for (const auto& [key, value] : n.attr()) {
+    for (const auto& attr : n.attr()) {
+      const std::string& key = attr.first;  // named: clang 14 lambdas cannot capture a structured binding
+      const tensorflow::AttrValue& value = attr.second;
       auto check = [&](const tensorflow::TensorProto& t) {
         const int64_t bytes = declared_bytes(t);
         *total = *total > INT64_MAX - bytes ? INT64_MAX : *total + bytes;
