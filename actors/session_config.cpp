@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -63,7 +64,7 @@ const caf::config_option::meta_state* option_meta() {
 }
 
 template <class T>
-void add_option(caf::config_option_set& options, const char* name, const char* description) {
+void add_option(caf::config_option_set& options, caf::string_view name, caf::string_view description) {
   options.add(caf::config_option("tagflow", name, description, option_meta<T>()));
 }
 
@@ -134,7 +135,7 @@ Status SessionConfig::out_of_range(const std::string& key, const std::string& va
 
 Status SessionConfig::check_scheduler() const {
   for (const KeyRange& r : kSchedulerRanges) {
-    const caf::config_value* v = caf::get_if(&content, r.key);
+    const caf::config_value* v = caf::get_if(&content, caf::string_view(r.key, std::strlen(r.key)));
     if (v == nullptr) continue;
     const auto* n = caf::get_if<caf::config_value::integer>(v);
     if (n == nullptr || *n < r.min || *n > r.max) return out_of_range(r.key, caf::to_string(*v), r.min, r.max);

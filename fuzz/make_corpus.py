@@ -134,6 +134,17 @@ PROGRAMS = {
     "shape_zeros": [0, 0, 1, 2, 4, 5, 17, 0, 17, 1],
 }
 
+# A graph that asks for 256 MiB (Fill) and twice that (Tile): the session's
+# memory limit must end it.
+FILL_OVER_MEMORY_LIMIT = """\
+node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 8192 int_val: 8192 } } } }
+node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
+node { name: "big" op: "Fill" input: "dims" input: "one" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index_type" value { type: DT_INT32 } } }
+node { name: "reps" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 int_val: 1 } } } }
+node { name: "tiled" op: "Tile" input: "big" input: "reps" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tmultiples" value { type: DT_INT32 } } }
+node { name: "sum" op: "Sum" input: "tiled" input: "reps" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tidx" value { type: DT_INT32 } } attr { key: "keep_dims" value { b: false } } }
+"""
+
 
 def run():
     c = Corpus("run")
@@ -148,6 +159,7 @@ def run():
                 "tflite_merge4_placeholders.pbtxt", "mlir_graph_while_loop.pbtxt"]]
     for i, g in enumerate(graphs):
         c.add("graph_" + g.stem, bytes([0x80 | (i % 4) | (0x14 if i % 2 else 0) | (8 if i % 3 == 0 else 0), 3]) + g.read_bytes())
+    c.add("graph_fill_over_memory_limit", bytes([0x80, 0]) + FILL_OVER_MEMORY_LIMIT.encode())
 
 
 def main():

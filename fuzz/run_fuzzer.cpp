@@ -1,6 +1,6 @@
 // libFuzzer harness: runs the step that run_program.hpp decodes from the
 // input in a Session under tight limits — at most kMaxIterations iterations
-// per frame instance and kTimeout per step — on 1-4 devices with random
+// per frame instance, kTimeout per step and kMemoryLimit of tensors — on 1-4 devices with random
 // placement, on the deterministic or the threaded scheduler, twice. A step
 // error is an ordinary outcome; a finding is a crash, a sanitizer report, a
 // hang (libFuzzer's -timeout), an actor of a finished step left alive, or,
@@ -22,6 +22,7 @@ using namespace tagflow;
 
 constexpr int64_t kMaxIterations = 16;
 constexpr std::chrono::seconds kTimeout{5};
+constexpr int64_t kMemoryLimit = int64_t{64} << 20;
 
 struct Outcome {
   ops::Status status;
@@ -56,6 +57,7 @@ actors::SessionOptions options(const fuzz::RunCase& c, bool reference) {
   actors::SessionOptions o;
   o.max_iterations = kMaxIterations;
   o.timeout = kTimeout;
+  o.memory_limit = kMemoryLimit;
   o.strict_merge = c.strict_merge;
   if (reference) {
     o.deterministic = true;

@@ -306,10 +306,10 @@ ops::Expected<RunCase> decode_program(const uint8_t* data, size_t size, RunCase 
   return c;
 }
 
-// Ops whose outputs are no larger than their inputs (or a few times a
-// small constant): a graph of only these cannot ask for more memory than
-// its constants and iteration limit allow.
-const std::set<std::string>& bounded_ops() {
+// The ops a GraphDef may use: control flow, arithmetic and reductions, and
+// ops that make large tensors from small inputs (Fill, Tile, Range,
+// ConcatV2 in a loop), which the session's memory limit must stop.
+const std::set<std::string>& admitted_ops() {
   static const std::set<std::string> ops = {
       "Switch", "RefSwitch", "_SwitchN", "Merge", "RefMerge", "Enter", "RefEnter", "Exit",
       "RefExit", "NextIteration", "RefNextIteration", "LoopCond", "ToBool", "Identity",
@@ -319,17 +319,17 @@ const std::set<std::string>& bounded_ops() {
       "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd",
       "LogicalOr", "LogicalNot", "Cast", "Select", "SelectV2", "Sum", "Max", "Min", "Mean",
       "Prod", "All", "Any", "ZerosLike", "OnesLike", "Shape", "Size", "Rank", "Squeeze",
-      "Assert", "StopGradient", "Snapshot"};
+      "Assert", "StopGradient", "Snapshot", "Fill", "Tile", "Range", "ConcatV2", "Pack",
+      "Reshape", "ExpandDims", "BroadcastTo"};
   return ops;
 }
 
 // A GraphDef is admitted if it is small, its constants are at most 16
-// elements of rank at most 2, and every op is bounded (so no tensor grows
-// past 16 x 16 elements by broadcasting).
+// elements of rank at most 2, and every op is one of admitted_ops().
 ops::Status admit(const graph::Graph& g) {
   if (g.num_nodes() > kMaxNodes) return Status(ops::Error::invalid_argument, "too many nodes");
   for (const graph::Node& n : g.nodes()) {
-    if (bounded_ops().count(n.op) == 0)
+    if (admitted_ops().count(n.op) == 0)
       return Status(ops::Error::invalid_argument, "op " + n.op + " is not admitted");
     if (n.op != "Const") continue;
     auto value = n.attrs.find("value");
