@@ -168,10 +168,10 @@ Expected<Graph> build(const Graph& g, const StepNodes& step, const std::vector<b
   NodeId next = 0;
   for (size_t id = 0; id < step.size(); ++id)
     if (keep[id]) new_id[id] = next++;
-  auto remap = [&](Endpoint e) {
-    Endpoint s = step.source(e);
-    return Endpoint{new_id[static_cast<size_t>(s.node)], s.port};
-  };
+  // `s` is what an input reads (StepNodes::source): a node of the graph or
+  // a feed's _Arg.
+  auto remap_source = [&](Endpoint s) { return Endpoint{new_id[static_cast<size_t>(s.node)], s.port}; };
+  auto remap = [&](Endpoint e) { return remap_source(step.source(e)); };
   const bool all_kept = std::all_of(keep.begin(), keep.begin() + n, [](bool k) { return k; });
   Graph out;
   if (all_kept) {
@@ -209,7 +209,7 @@ Expected<Graph> build(const Graph& g, const StepNodes& step, const std::vector<b
       TF_RETURN_IF_ERROR(out.add_node(step_io_node(fmt::format("_feed/{}", f), "_Arg", feed_types[f], f)).status());
   for (size_t k = 0; k < fetch_types.size(); ++k) {
     Node ret = step_io_node(fmt::format("_fetch/{}", k), "_Retval", fetch_types[k], k);
-    ret.inputs.push_back(remap(step.fetch_source(k)));
+    ret.inputs.push_back(remap_source(step.fetch_source(k)));
     TF_RETURN_IF_ERROR(out.add_node(std::move(ret)).status());
   }
   return out;
