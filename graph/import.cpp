@@ -206,6 +206,29 @@ std::string first_non_utf8(const pb::Message& m, const std::string& path) {
   return {};
 }
 
+// first_non_utf8 of a NodeDef, with its own fields and attr map read
+// directly: protobuf's reflection copies a map into a repeated field before
+// it reads it, which took longer than parsing the node. Attr values (and
+// the rare debug info and full type) are read by reflection.
+std::string first_non_utf8(const tensorflow::NodeDef& n, const std::string& path) {
+  if (!is_utf8(n.name())) return path + ".name";
+  if (!is_utf8(n.op())) return path + ".op";
+  for (int i = 0; i < n.input_size(); ++i)
+    if (!is_utf8(n.input(i))) return path + ".input[" + std::to_string(i) + "]";
+  if (!is_utf8(n.device())) return path + ".device";
+  for (const auto& attr : n.attr()) {
+    if (!is_utf8(attr.first)) return path + ".attr (a key)";
+    std::string bad = first_non_utf8(attr.second, path + ".attr['" + attr.first + "']");
+    if (!bad.empty()) return bad;
+  }
+  if (n.has_experimental_debug_info()) {
+    std::string bad = first_non_utf8(n.experimental_debug_info(), path + ".experimental_debug_info");
+    if (!bad.empty()) return bad;
+  }
+  if (n.has_experimental_type()) return first_non_utf8(n.experimental_type(), path + ".experimental_type");
+  return {};
+}
+
 // --- GraphDef -> Graph -----------------------------------------------------
 
 struct InputRef {
