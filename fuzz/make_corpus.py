@@ -45,9 +45,13 @@ class Corpus:
     def __init__(self, target):
         self.dir = OUT / target
         self.dir.mkdir(parents=True, exist_ok=True)
-        for old in self.dir.iterdir():
-            old.unlink()
         self.seen = set()
+        for old in self.dir.iterdir():
+            # Inputs of past findings (regression_*) stay: they are not made here.
+            if old.name.startswith("regression_"):
+                self.seen.add(hashlib.sha1(old.read_bytes()).hexdigest())
+            else:
+                old.unlink()
 
     def add(self, name, data):
         digest = hashlib.sha1(data).hexdigest()
