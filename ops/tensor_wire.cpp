@@ -1,0 +1,177 @@
+#include "ops/tensor_wire.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+
+namespace tagflow::ops {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the tensor wire format stores numbers as the host does: little-endian");
+
+namespace {
+
+template <class T>
+void put(std::string* out, T v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// The payload bytes of a valid tensor.
+uint64_t payload_size(const Tensor& t) {
+  if (!dtype_is_object(t.dtype())) return t.byte_size();
+  uint64_t n = 0;
+  const std::string* s = t.data<std::string>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) n += sizeof(uint64_t) + s[i].size();
+  return n;
+}
+
+// Reads the wire form from a string_view, keeping the offset for errors.
+class Reader {
+ public:
+  Reader(std::string_view bytes, size_t offset) : bytes_(bytes), start_(offset) {}
+
+  template <class T>
+  Status get(T* v, const char* what) {
+    if (bytes_.size() - pos_ < sizeof(T))
+      return malformed(fmt::format("it ends inside its {} ({} of {} bytes left)", what, bytes_.size() - pos_,
+                                   sizeof(T)));
+    std::memcpy(v, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return ok_status();
+  }
+  std::string_view take(size_t n) {
+    std::string_view s = bytes_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  size_t left() const { return bytes_.size() - pos_; }
+  size_t pos() const { return pos_; }
+
+  Status malformed(const std::string& what) const {
+    return Status(Error::parse_error,
+                  fmt::format("malformed tensor on the wire at byte {}: {}", start_ + pos_, what));
+  }
+
+ private:
+  std::string_view bytes_;
+  size_t start_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+size_t tensor_wire_size(const Tensor& t) {
+  size_t n = sizeof(uint8_t) + sizeof(uint32_t);
+  if (!t.valid()) return n;
+  return n + sizeof(uint8_t) + sizeof(int64_t) * static_cast<size_t>(t.rank()) + sizeof(uint64_t) +
+         payload_size(t);
+}
+
+void append_tensor_wire(const Tensor& t, std::string* out) {
+  out->reserve(out->size() + tensor_wire_size(t));
+  put<uint8_t>(out, kTensorWireVersion);
+  if (!t.valid()) {
+    put<uint32_t>(out, 0);
+    return;
+  }
+  put<uint32_t>(out, static_cast<uint32_t>(t.dtype()));
+  put<uint8_t>(out, static_cast<uint8_t>(t.rank()));
+  for (int i = 0; i < t.rank(); ++i) put<int64_t>(out, t.dim(i));
+  put<uint64_t>(out, payload_size(t));
+  if (!dtype_is_object(t.dtype())) {
+    if (t.byte_size() > 0) out->append(static_cast<const char*>(t.raw_data()), t.byte_size());
+    return;
+  }
+  const std::string* s = t.data<std::string>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    put<uint64_t>(out, s[i].size());
+    out->append(s[i]);
+  }
+}
+
+std::string encode_tensor_wire(const Tensor& t) {
+  std::string out;
+  append_tensor_wire(t, &out);
+  return out;
+}
+
+Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, size_t offset) {
+  Reader r(*bytes, offset);
+  uint8_t version = 0;
+  TF_RETURN_IF_ERROR(r.get(&version, "format version"));
+  if (version != kTensorWireVersion)
+    return r.malformed(fmt::format("format version {}, this tagflow reads version {}", version,
+                                   kTensorWireVersion));
+  uint32_t number = 0;
+  TF_RETURN_IF_ERROR(r.get(&number, "dtype"));
+  Tensor out;
+  if (number != 0) {
+    const DType dtype = static_cast<DType>(number);
+    const bool known = number <= std::numeric_limits<int>::max() &&
+                       is_known_dtype_number(static_cast<int>(number)) &&
+                       (dtype_is_object(dtype) || dtype_size(base_dtype(dtype)) > 0);
+    if (!known) return r.malformed(fmt::format("dtype number {} is not one tagflow knows", number));
+    uint8_t rank = 0;
+    TF_RETURN_IF_ERROR(r.get(&rank, "rank"));
+    if (rank > Shape::kMaxRank)
+      return r.malformed(fmt::format("rank {} is over the largest, {}", rank, Shape::kMaxRank));
+    std::vector<int64_t> dims(rank);
+    for (int64_t& d : dims) TF_RETURN_IF_ERROR(r.get(&d, "shape"));
+    auto shape = Shape::make(dims);
+    if (!shape.ok()) return r.malformed(shape.status().message());
+    uint64_t payload = 0;
+    TF_RETURN_IF_ERROR(r.get(&payload, "payload size"));
+    if (payload > r.left())
+      return r.malformed(fmt::format("its payload of {} bytes is longer than the {} bytes left", payload,
+                                     r.left()));
+    const uint64_t n = static_cast<uint64_t>(shape->num_elements());
+    const bool object = dtype_is_object(dtype);
+    const uint64_t size = object ? 0 : static_cast<uint64_t>(dtype_size(base_dtype(dtype)));
+    // Every string element takes at least its length on the wire.
+    if (object ? n > payload / sizeof(uint64_t) : n > payload / size || n * size != payload)
+      return r.malformed(fmt::format("{} {} needs {} bytes, its payload has {}", dtype_name(dtype),
+                                     shape->to_string(),
+                                     object ? fmt::format("at least {}", n * sizeof(uint64_t))
+                                            : std::to_string(n * size),
+                                     payload));
+    if (payload > static_cast<uint64_t>(max_bytes) ||
+        (object && n > static_cast<uint64_t>(max_bytes) / sizeof(std::string)))
+      return Status(Error::resource_exhausted,
+                    fmt::format("a tensor on the wire ({} {}, {} bytes) is larger than the limit of {} bytes",
+                                dtype_name(dtype), shape->to_string(), payload, max_bytes));
+    if (!object) {
+      out = Tensor::uninitialized(dtype, *shape);
+      if (payload > 0) std::memcpy(out.raw_mutable_data(), r.take(payload).data(), payload);
+    } else {
+      out = Tensor(dtype, *shape);
+      std::string* s = out.mutable_data<std::string>();
+      uint64_t used = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t length = 0;
+        TF_RETURN_IF_ERROR(r.get(&length, "string length"));
+        used += sizeof(uint64_t);
+        if (length > payload - used)
+          return r.malformed(fmt::format("string element {} of {} bytes runs past its payload ({} bytes left)",
+                                         i, length, payload - used));
+        s[i].assign(r.take(length));
+        used += length;
+      }
+      if (used != payload)
+        return r.malformed(fmt::format("{} bytes of the payload follow its last string element", payload - used));
+    }
+  }
+  bytes->remove_prefix(r.pos());
+  return out;
+}
+
+Expected<Tensor> decode_tensor_wire(std::string_view bytes, int64_t max_bytes) {
+  std::string_view rest = bytes;
+  TF_ASSIGN_OR_RETURN(Tensor t, read_tensor_wire(&rest, max_bytes));
+  if (!rest.empty())
+    return Status(Error::parse_error, fmt::format("malformed tensor on the wire at byte {}: {} bytes follow it",
+                                                  bytes.size() - rest.size(), rest.size()));
+  return t;
+}
+
+}  // namespace tagflow::ops

@@ -1,0 +1,50 @@
+// The wire form of a Tensor: how a tensor crosses a process boundary (the
+// payload of net/'s messages). A tensor is its dtype, its shape and one
+// contiguous block of element bytes, copied with one memcpy each way —
+// never element by element (CAF 0.17 serialises a vector<float> one float
+// at a time, ~0.1 GB/s). Strings (and resource and variant elements, which
+// tagflow stores as strings) are a length and the bytes, per element.
+//
+// Layout, little-endian (the only byte order tagflow builds for):
+//   u8   format version (kTensorWireVersion)
+//   u32  dtype number (TensorFlow's, references included: 101 = float32_ref);
+//        0: the invalid tensor (a dead value), and nothing follows
+//   u8   rank, 0..Shape::kMaxRank
+//   i64  dims[rank], each >= 0
+//   u64  payload bytes
+//   the payload: fixed-size elements as stored (num_elements * dtype_size);
+//        object elements as u64 length + bytes, one after another
+//
+// Decoding trusts nothing: a truncated or malformed tensor (unknown format
+// or dtype, rank over 8, a negative dimension, an element count that
+// overflows, a payload whose size disagrees with the shape, bytes left over)
+// is a parse_error naming what is wrong and where (the byte offset); a
+// tensor larger than the caller's limit is resource_exhausted, refused
+// before anything is allocated. Stateless; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ops/tensor.hpp"
+
+namespace tagflow::ops {
+
+constexpr uint8_t kTensorWireVersion = 1;
+
+// Appends the wire form of `t` (valid or not) to *out.
+void append_tensor_wire(const Tensor& t, std::string* out);
+std::string encode_tensor_wire(const Tensor& t);
+// The size append_tensor_wire adds, computed without encoding.
+size_t tensor_wire_size(const Tensor& t);
+
+// Reads one tensor from the front of *bytes and advances it past it. Its
+// elements may take at most `max_bytes` (fixed-size storage, or the bytes
+// of its strings). `offset` is where *bytes starts in the whole message,
+// for errors.
+Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, size_t offset = 0);
+// The whole of `bytes` is one tensor.
+Expected<Tensor> decode_tensor_wire(std::string_view bytes, int64_t max_bytes);
+
+}  // namespace tagflow::ops
