@@ -129,7 +129,7 @@ Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, si
     const bool object = dtype_is_object(dtype);
     const uint64_t size = object ? 0 : static_cast<uint64_t>(dtype_size(base_dtype(dtype)));
     // Every string element takes at least its length on the wire.
-    if (object ? n > payload / sizeof(uint64_t) : n > payload / size || n * size != payload)
+    if (object ? n > payload / sizeof(uint64_t) : (n > payload / size || n * size != payload))
       return r.malformed(fmt::format("{} {} needs {} bytes, its payload has {}", dtype_name(dtype),
                                      shape->to_string(),
                                      object ? fmt::format("at least {}", n * sizeof(uint64_t))
