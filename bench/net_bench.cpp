@@ -1,0 +1,255 @@
+// Two processes on loopback: what a message and a tensor cost between them,
+// through CAF's networking (the io middleman) and through a plain TCP
+// socket, measured in the same run. These are the baselines the multi-node
+// runtime is held to (a loop iteration split across processes against one
+// CAF round trip; tensor throughput against the raw socket).
+//   net_bench [ROUNDTRIPS] [MIB]      default: 2000 16
+// A child process (forked before any actor system exists) publishes an
+// echo actor on a free port and serves a raw TCP socket on another; the
+// parent measures, five times each, and prints medians:
+//   - round trip: 8 bytes over the socket, and a CAF request/response (an
+//     int32) between an actor of each process;
+//   - bulk: MIB MiB over the socket and a float32 Tensor of MIB MiB as a
+//     CAF message (its wire form: net/tensor_inspect.hpp), each answered
+//     by a short acknowledgement.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.hpp"
+#include "net/tensor_inspect.hpp"
+
+using namespace tagflow;
+
+namespace {
+
+constexpr int kReps = 5;
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "net_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// -------------------------------------------------------------- raw socket
+
+void write_all(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w <= 0) die(std::string("socket write: ") + std::strerror(errno));
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+bool read_all(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    ssize_t r = ::read(fd, p, n);
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+void no_delay(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Listens on 127.0.0.1 at a port the system picks; returns the socket.
+int listen_loopback(uint16_t* port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 1) != 0)
+    die(std::string("listen: ") + std::strerror(errno));
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+int connect_loopback(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+    die(std::string("connect: ") + std::strerror(errno));
+  no_delay(fd);
+  return fd;
+}
+
+// The child's socket server: 'p' + 8 bytes -> the 8 bytes back; 'b' + u64
+// length + that many bytes -> one byte; 'q' or a closed socket: done.
+void serve_socket(int listener) {
+  int fd = ::accept(listener, nullptr, nullptr);
+  if (fd < 0) return;
+  no_delay(fd);
+  std::vector<char> buf(1 << 20);
+  char cmd = 0;
+  while (read_all(fd, &cmd, 1) && cmd != 'q') {
+    if (cmd == 'p') {
+      char ping[8];
+      if (!read_all(fd, ping, 8)) break;
+      write_all(fd, ping, 8);
+    } else if (cmd == 'b') {
+      uint64_t n = 0;
+      if (!read_all(fd, &n, 8)) break;
+      while (n > 0) {
+        const size_t chunk = std::min<uint64_t>(n, buf.size());
+        if (!read_all(fd, buf.data(), chunk)) return;
+        n -= chunk;
+      }
+      write_all(fd, "k", 1);
+    }
+  }
+  ::close(fd);
+}
+
+// ------------------------------------------------------------------- CAF
+
+struct Config : caf::actor_system_config {
+  Config() {
+    load<caf::io::middleman>();
+    add_message_type<ops::Tensor>("tagflow.tensor");
+    set("scheduler.max-threads", size_t{2});
+  }
+};
+
+caf::behavior echo(caf::event_based_actor*) {
+  return {
+      [](int32_t x) { return x; },
+      [](const ops::Tensor& t) { return static_cast<int64_t>(t.byte_size()); },
+  };
+}
+
+// Sends `left` requests to `remote` one after another, then tells `done`.
+void ping(caf::event_based_actor* self, caf::actor remote, int left, caf::actor done) {
+  self->request(remote, std::chrono::seconds(10), int32_t{left}).then(
+      [=](int32_t) {
+        if (left == 1) self->send(done, int32_t{0});
+        else ping(self, remote, left - 1, done);
+      },
+      [=](caf::error& e) { die("CAF round trip: " + self->system().render(e)); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int roundtrips = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const int mib = argc > 2 ? std::atoi(argv[2]) : 16;
+  if (roundtrips < 1 || mib < 1) die("usage: net_bench [ROUNDTRIPS] [MIB]");
+
+  int ports_pipe[2], stop_pipe[2];
+  if (::pipe(ports_pipe) != 0 || ::pipe(stop_pipe) != 0) die("pipe");
+  const pid_t child = ::fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    ::close(ports_pipe[0]);
+    ::close(stop_pipe[1]);
+    Config cfg;
+    caf::actor_system sys{cfg};
+    auto server = sys.spawn(echo);
+    auto caf_port = sys.middleman().publish(server, 0, "127.0.0.1");
+    if (!caf_port) die("publish: " + sys.render(caf_port.error()));
+    uint16_t raw_port = 0;
+    const int listener = listen_loopback(&raw_port);
+    uint16_t ports[2] = {*caf_port, raw_port};
+    write_all(ports_pipe[1], ports, sizeof ports);
+    serve_socket(listener);
+    char byte;
+    (void)!::read(stop_pipe[0], &byte, 1);  // the parent is done with CAF too
+    (void)sys.middleman().unpublish(server, *caf_port);
+    caf::anon_send_exit(server, caf::exit_reason::user_shutdown);
+    return 0;
+  }
+  ::close(ports_pipe[1]);
+  ::close(stop_pipe[0]);
+  uint16_t ports[2] = {0, 0};
+  pollfd pfd{ports_pipe[0], POLLIN, 0};
+  if (::poll(&pfd, 1, 10000) != 1 || !read_all(ports_pipe[0], ports, sizeof ports)) {
+    ::kill(child, SIGKILL);
+    die("the child process did not start within 10 s");
+  }
+
+  // Raw socket.
+  const int fd = connect_loopback(ports[1]);
+  const double raw_rtt = bench::median_seconds(kReps, [&] {
+    char msg[9] = "p1234567";
+    for (int i = 0; i < roundtrips; ++i) {
+      write_all(fd, msg, 9);
+      if (!read_all(fd, msg + 1, 8)) die("socket closed");
+    }
+  }) / roundtrips;
+  const size_t bytes = static_cast<size_t>(mib) << 20;
+  std::vector<char> block(bytes, 'x');
+  const double raw_bulk = bench::median_seconds(kReps, [&] {
+    const char cmd = 'b';
+    const uint64_t n = bytes;
+    write_all(fd, &cmd, 1);
+    write_all(fd, &n, 8);
+    write_all(fd, block.data(), bytes);
+    char ack;
+    if (!read_all(fd, &ack, 1)) die("socket closed");
+  });
+  write_all(fd, "q", 1);
+  ::close(fd);
+
+  // CAF.
+  double caf_rtt = 0, caf_bulk = 0;
+  {
+    Config cfg;
+    caf::actor_system sys{cfg};
+    auto remote = sys.middleman().remote_actor("127.0.0.1", ports[0]);
+    if (!remote) die("remote_actor: " + sys.render(remote.error()));
+    caf::scoped_actor self{sys};
+    caf_rtt = bench::median_seconds(kReps, [&] {
+      sys.spawn(ping, *remote, roundtrips, caf::actor(self));
+      self->receive([](int32_t) {}, caf::after(std::chrono::seconds(60)) >> [] { die("round trips timed out"); });
+    }) / roundtrips;
+    ops::Tensor t = ops::Tensor::uninitialized(ops::DType::float32, ops::Shape{static_cast<int64_t>(bytes / 4)});
+    std::memset(t.raw_mutable_data(), 0x3f, t.byte_size());
+    caf_bulk = bench::median_seconds(kReps, [&] {
+      self->request(*remote, std::chrono::seconds(60), t)
+          .receive([&](int64_t n) { if (n != static_cast<int64_t>(bytes)) die("short tensor"); },
+                   [&](caf::error& e) { die("tensor: " + sys.render(e)); });
+    });
+  }
+  write_all(stop_pipe[1], "s", 1);
+  int status = 0;
+  for (int i = 0; i < 100 && ::waitpid(child, &status, WNOHANG) == 0; ++i) ::usleep(50000);
+  if (::waitpid(child, &status, WNOHANG) == 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+  }
+
+  std::printf("round trip, 2 processes on loopback (median of %d x %d):  CAF request/response %.1f µs  | "
+              "raw TCP ping-pong %.1f µs  (%.1fx)\n",
+              kReps, roundtrips, caf_rtt * 1e6, raw_rtt * 1e6, caf_rtt / raw_rtt);
+  std::printf("%d MiB one way + ack (median of %d):  float32 Tensor as a CAF message %.1f ms, %.2f GB/s  | "
+              "raw TCP %.1f ms, %.2f GB/s  (%.0f%% of the socket)\n",
+              mib, kReps, caf_bulk * 1e3, bytes / caf_bulk / 1e9, raw_bulk * 1e3, bytes / raw_bulk / 1e9,
+              100.0 * raw_bulk / caf_bulk);
+  return 0;
+}
