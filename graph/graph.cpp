@@ -220,21 +220,22 @@ size_t node_heap_bytes(const Node& n) {
 size_t Graph::memory_bytes() const {
   size_t b = sizeof(Graph) + vector_bytes(chunks_) + vector_bytes(by_name_) +
              vector_bytes(out_start_) + vector_bytes(out_edges_);
-  return b + shared_memory_bytes() + unshared_chunk_bytes();
-}
-
-size_t Graph::chunk_bytes(bool shared) const {
-  size_t b = 0;
-  for (const auto& chunk : chunks_) {
-    if ((chunk.use_count() > 1) != shared) continue;
-    b += 2 * sizeof(void*) + sizeof(Chunk) + vector_bytes(chunk->nodes);
-    for (const Node& n : chunk->nodes) b += node_heap_bytes(n);
-  }
+  for (const auto& chunk : chunks_) b += chunk_bytes(*chunk);
   return b;
 }
 
-size_t Graph::shared_memory_bytes() const { return chunk_bytes(true); }
-size_t Graph::unshared_chunk_bytes() const { return chunk_bytes(false); }
+size_t Graph::chunk_bytes(const Chunk& chunk) {
+  size_t b = 2 * sizeof(void*) + sizeof(Chunk) + vector_bytes(chunk.nodes);
+  for (const Node& n : chunk.nodes) b += node_heap_bytes(n);
+  return b;
+}
+
+size_t Graph::shared_memory_bytes() const {
+  size_t b = 0;
+  for (const auto& chunk : chunks_)
+    if (chunk.use_count() > 1) b += chunk_bytes(*chunk);
+  return b;
+}
 
 namespace {
 

@@ -243,8 +243,8 @@ class Graph {
 
   void invalidate() { out_edges_valid_ = false; }
   void build_out_edges() const;
-  size_t chunk_bytes(bool shared) const;
-  size_t unshared_chunk_bytes() const;
+  // A chunk's part of memory_bytes(): its control block, nodes and their heap.
+  static size_t chunk_bytes(const Chunk& chunk);
   struct NameSlot {
     uint32_t hash;  // of the name: probes skip other names without reading their node
     NodeId id;      // kNoNode: free

@@ -109,8 +109,9 @@ Expected<Container> classify(std::string_view bytes, const std::string& source) 
   return Container::graph_def;
 }
 
-bool is_empty(const tensorflow::GraphDef& def) {
-  return def.node_size() == 0 && def.library().function_size() == 0;
+// No program to run: no nodes and no functions.
+bool is_empty(int nodes, const tensorflow::FunctionDefLibrary& library) {
+  return nodes == 0 && library.function_size() == 0;
 }
 
 // Bytes that happen to decode (a wrong file, a cut at a field boundary of
@@ -119,34 +120,23 @@ Status no_nodes(const std::string& source) {
   return parse_error(source, "binary GraphDef has no nodes and no functions");
 }
 
-// A MetaGraphDef or SavedModel, parsed whole; its first graph.
-Expected<tensorflow::GraphDef> parse_binary(std::string_view bytes, Container kind,
-                                            const std::string& source) {
+// A MetaGraphDef or SavedModel (`kind`; a plain GraphDef is read a node at
+// a time instead), parsed whole; its first graph.
+Expected<tensorflow::GraphDef> parse_container(std::string_view bytes, Container kind,
+                                               const std::string& source) {
   const int size = static_cast<int>(bytes.size());
   tensorflow::GraphDef def;
-  switch (kind) {
-    case Container::graph_def:
-      if (!def.ParseFromArray(bytes.data(), size))
-        return parse_error(source, "not a valid binary GraphDef");
-      break;
-    case Container::meta_graph_def: {
-      tensorflow::MetaGraphDef meta;
-      if (!meta.ParseFromArray(bytes.data(), size))
-        return parse_error(source, "not a valid binary MetaGraphDef");
-      def = std::move(*meta.mutable_graph_def());
-      break;
-    }
-    case Container::saved_model: {
-      tensorflow::SavedModel model;
-      if (!model.ParseFromArray(bytes.data(), size))
-        return parse_error(source, "not a valid binary SavedModel");
-      if (model.meta_graphs_size() == 0)
-        return parse_error(source, "SavedModel holds no meta graph");
-      def = std::move(*model.mutable_meta_graphs(0)->mutable_graph_def());
-      break;
-    }
+  if (kind == Container::meta_graph_def) {
+    tensorflow::MetaGraphDef meta;
+    if (!meta.ParseFromArray(bytes.data(), size)) return parse_error(source, "not a valid binary MetaGraphDef");
+    def = std::move(*meta.mutable_graph_def());
+  } else {
+    tensorflow::SavedModel model;
+    if (!model.ParseFromArray(bytes.data(), size)) return parse_error(source, "not a valid binary SavedModel");
+    if (model.meta_graphs_size() == 0) return parse_error(source, "SavedModel holds no meta graph");
+    def = std::move(*model.mutable_meta_graphs(0)->mutable_graph_def());
   }
-  if (is_empty(def)) return no_nodes(source);
+  if (is_empty(def.node_size(), def.library())) return no_nodes(source);
   return def;
 }
 
@@ -370,14 +360,24 @@ Status check_limits(const tensorflow::GraphDef& def, const ImportOptions& option
 // built only on the error path.
 class GraphImporter final : public NodeDefSink {
  public:
-  GraphImporter(const std::string& source, const ImportOptions& options)
-      : source_(source), options_(options), max_constant_bytes_(max_constant_bytes(options)) {}
+  // `check_utf8`, for text: protobuf's text parser lets strings that are
+  // not UTF-8 through (the binary decoder refuses them); the first such
+  // field is an error before any other (utf8_error()).
+  GraphImporter(const std::string& source, const ImportOptions& options, bool check_utf8)
+      : source_(source),
+        options_(options),
+        max_constant_bytes_(max_constant_bytes(options)),
+        check_utf8_(check_utf8) {}
 
   void node(tensorflow::NodeDef& def) override {
     const int index = received_++;
-    if (check_utf8_ && utf8_error_.ok()) {
+    if (!utf8_error_.ok()) return;  // it wins over every later error
+    if (check_utf8_) {
       std::string bad = first_non_utf8(def, "node[" + std::to_string(index) + "]");
-      if (!bad.empty()) utf8_error_ = parse_error(source_, "string field " + bad + " is not valid UTF-8");
+      if (!bad.empty()) {
+        utf8_error_ = parse_error(source_, "string field " + bad + " is not valid UTF-8");
+        return;
+      }
     }
     if (!limit_error_.ok() || over_node_limit()) return;
     if (max_constant_bytes_ > 0) {
@@ -398,16 +398,8 @@ class GraphImporter final : public NodeDefSink {
     if (input_error_.empty()) add_inputs(*id, def);
   }
 
-  void restart() override {
-    const bool utf8 = check_utf8_;
-    *this = GraphImporter(source_, options_);
-    check_utf8_ = utf8;
-  }
+  void restart() override { *this = GraphImporter(source_, options_, check_utf8_); }
 
-  // Text only: protobuf's text parser lets strings that are not UTF-8
-  // through (the binary decoder refuses them). The first such field is an
-  // error before any other of the nodes.
-  void check_utf8() { check_utf8_ = true; }
   const Status& utf8_error() const { return utf8_error_; }
 
   void reserve(int nodes) { graph_.reserve(nodes); }
@@ -506,7 +498,7 @@ class GraphImporter final : public NodeDefSink {
   int64_t constant_bytes_ = 0;  // what the constants seen so far declare
   Graph graph_;
   int received_ = 0;
-  bool check_utf8_ = false;
+  bool check_utf8_;
   Status utf8_error_;
   Status limit_error_;
   Status node_error_;
@@ -531,7 +523,7 @@ std::shared_ptr<const NodeDebugInfo> debug_info_from_proto(const tensorflow::Nod
 Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::string& source,
                                  const ImportOptions& options) {
   TF_RETURN_IF_ERROR(check_limits(def, options).with_prefix(source + ": "));
-  GraphImporter importer(source, ImportOptions{0, 0});  // the limits passed
+  GraphImporter importer(source, ImportOptions{0, 0}, false);  // the limits passed
   importer.reserve(def.node_size());
   tensorflow::NodeDef node;
   for (const tensorflow::NodeDef& n : def.node()) {
@@ -544,14 +536,13 @@ Expected<Graph> graph_from_proto(const tensorflow::GraphDef& def, const std::str
 Expected<Graph> import_graph_text(std::string_view text, const std::string& source,
                                   const ImportOptions& options) {
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
-  GraphImporter importer(source, options);
-  importer.check_utf8();
+  GraphImporter importer(source, options, true);
   TF_ASSIGN_OR_RETURN(tensorflow::GraphDef rest, read_text_graph_def(text, source, importer));
   TF_RETURN_IF_ERROR(importer.utf8_error());
   std::string bad = first_non_utf8(rest, "");
   if (!bad.empty()) return parse_error(source, "string field " + bad + " is not valid UTF-8");
   // Blank text, a comment or a lone `versions` is no program to run.
-  if (importer.received() == 0 && rest.library().function_size() == 0)
+  if (is_empty(importer.received(), rest.library()))
     return parse_error(source, "text GraphDef has no nodes and no functions");
   return importer.finish(rest.versions(), std::move(*rest.mutable_library()));
 }
@@ -563,13 +554,13 @@ Expected<Graph> import_graph_binary(std::string_view bytes, const std::string& s
     return parse_error(source, "file is larger than protobuf's 2 GiB limit");
   TF_ASSIGN_OR_RETURN(Container kind, classify(bytes, source));
   if (kind != Container::graph_def) {
-    TF_ASSIGN_OR_RETURN(tensorflow::GraphDef def, parse_binary(bytes, kind, source));
+    TF_ASSIGN_OR_RETURN(tensorflow::GraphDef def, parse_container(bytes, kind, source));
     return graph_from_proto(def, source, options);
   }
   // A plain GraphDef (the large ones) is read a node at a time.
-  GraphImporter importer(source, options);
+  GraphImporter importer(source, options, false);
   TF_ASSIGN_OR_RETURN(tensorflow::GraphDef rest, read_binary_graph_def(bytes, source, importer));
-  if (importer.received() == 0 && rest.library().function_size() == 0) return no_nodes(source);
+  if (is_empty(importer.received(), rest.library())) return no_nodes(source);
   return importer.finish(rest.versions(), std::move(*rest.mutable_library()));
 }
 
