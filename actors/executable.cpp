@@ -93,6 +93,40 @@ std::string transfer_match_key(const graph::Node& n) {
 
 }  // namespace
 
+uint64_t transfer_hash(const std::string& match_key) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : match_key) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string Executable::transfer_name(uint64_t key) const {
+  const int recv = recv_item(key);
+  return recv >= 0 ? *item(recv).transfer_key : fmt::format("#{:016x}", key);
+}
+
+Expected<std::shared_ptr<const Executable>> Executable::build_partition(
+    graph::Graph g, std::string name, const std::vector<std::string>& devices, int index) {
+  auto exec = std::make_shared<Executable>();
+  exec->graph_ = std::move(g);
+  exec->partition_ = std::move(name);
+  TF_RETURN_IF_ERROR(exec->init());
+  for (NodeItem& item : exec->items_) {
+    if (item.kind != NodeKind::send) continue;
+    const std::string* to = item.node->attr<std::string>("recv_device");
+    auto it = to == nullptr ? devices.end() : std::find(devices.begin(), devices.end(), *to);
+    if (it == devices.end() || it - devices.begin() == index)
+      return Status(ops::Error::invalid_graph,
+                    fmt::format("_Send '{}' on partition {}: its recv_device '{}' is not another "
+                                "partition of the step",
+                                item.node->name, exec->partition_, to == nullptr ? "" : ops::abbreviate(*to)));
+    item.transfer_partition = static_cast<int>(it - devices.begin());
+  }
+  return std::shared_ptr<const Executable>(std::move(exec));
+}
+
 Expected<std::vector<std::shared_ptr<const Executable>>> Executable::build_partitions(
     std::vector<graph::Graph> graphs, std::vector<std::string> names) {
   std::vector<std::shared_ptr<Executable>> execs;
@@ -136,7 +170,6 @@ Expected<std::vector<std::shared_ptr<const Executable>>> Executable::build_parti
                                   *item.transfer_key));
       it->second.matched = true;
       item.transfer_partition = it->second.partition;
-      item.transfer_item = it->second.item;
     }
   for (auto& [key, at] : recvs)
     if (!at.matched) {
@@ -187,6 +220,7 @@ Status Executable::init() {
       static const std::string kNoKey;
       const std::string* key = node.attr<std::string>("tensor_name");
       item.transfer_key = key == nullptr ? &kNoKey : key;
+      item.transfer_hash = transfer_hash(transfer_match_key(node));
     }
     // A Recv's one input slot holds its transfer: it is pending until the
     // transfer arrives, and is never a source.
@@ -254,6 +288,12 @@ Status Executable::init() {
     if (item.kind == NodeKind::recv) {
       ++layout.num_recvs;
       ++num_recvs_;
+      auto [at, fresh] = recv_by_key_.emplace(item.transfer_hash, id);
+      if (!fresh)
+        return Status(ops::Error::invalid_graph,
+                      fmt::format("_Recv '{}' and _Recv '{}' on partition {} wait for the same key "
+                                  "'{}' (or keys of one hash)",
+                                  graph_.node(at->second).name, node.name, partition_, *item.transfer_key));
     }
 
     for (const graph::OutEdge& e : graph_.out_edges(id)) edges_.push_back({e.src_port, e.dst, e.dst_input, false});

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/control_flow.hpp"
@@ -97,10 +98,12 @@ struct NodeItem {
   int merge_forward_inputs = 0;
   int merge_back_inputs = 0;
   int index = 0;  // _Arg / _Retval index
-  // _Send: the partition (index into the partitions built together) and the
-  // _Recv item its value goes to; set by Executable::build_partitions.
+  // _Send/_Recv: the transfer key, transfer_hash("tensor_name;send_device;
+  // recv_device"), by which a transfer finds its _Recv in any process.
+  uint64_t transfer_hash = 0;
+  // _Send: the partition its value goes to (an index into the step's
+  // partitions); set by build_partitions / build_partition.
   int transfer_partition = -1;
-  int transfer_item = -1;
   NodeKind kind = NodeKind::ordinary;
   bool expensive = false;  // worth handing to a worker (MatMul and the like)
   bool is_constant = false;  // Enter
@@ -157,6 +160,20 @@ class Executable {
   // without exactly one partner is an error naming its key.
   static Expected<std::vector<std::shared_ptr<const Executable>>> build_partitions(
       std::vector<graph::Graph> graphs, std::vector<std::string> names);
+  // One partition of a step built alone (in the process that runs it): its
+  // `_Send`s find their partition by recv_device among `devices`, the full
+  // device names of the step's partitions in order; this one is `index`.
+  // A recv_device that is not another partition's device is an error.
+  static Expected<std::shared_ptr<const Executable>> build_partition(
+      graph::Graph g, std::string name, const std::vector<std::string>& devices, int index);
+
+  // The tensor_name of the _Recv of `key` here, else the key in hex.
+  std::string transfer_name(uint64_t key) const;
+  // The _Recv item that takes transfers of `key`, or -1.
+  int recv_item(uint64_t key) const {
+    auto it = recv_by_key_.find(key);
+    return it == recv_by_key_.end() ? -1 : it->second;
+  }
 
   const graph::Graph& graph() const { return graph_; }
   const graph::ControlFlowInfo& control_flow() const { return control_flow_; }
@@ -189,6 +206,11 @@ class Executable {
   int num_args_ = 0;
   int num_retvals_ = 0;
   int num_recvs_ = 0;
+  std::unordered_map<uint64_t, int> recv_by_key_;
 };
+
+// The 64-bit FNV-1a hash of a transfer's "tensor_name;send_device;
+// recv_device": the same in every process.
+uint64_t transfer_hash(const std::string& match_key);
 
 }  // namespace tagflow::actors

@@ -50,7 +50,7 @@ caf::behavior FrameActor::make_behavior() {
   trace(EventKind::frame_created, 0);
   // Transfers for this frame instance reach it through its partition.
   if (layout_.num_recvs > 0)
-    send(step_->peers[static_cast<size_t>(step_->partition_index)], frame_up_atom::value,
+    send(step_->partition, frame_up_atom::value,
          step_->context.step_id, tag0_.frame_instance(), caf::actor_cast<caf::actor>(this));
   // The root frame starts at once; a loop's iteration 0 with its first Enters.
   if (tag0_.is_root()) start_iteration(0, {});
@@ -67,11 +67,11 @@ caf::behavior FrameActor::make_behavior() {
 void FrameActor::on_transfer(TransferBatch& batch) {
   const int64_t end = oldest_ + static_cast<int64_t>(active_.size());
   if (batch.iteration < oldest_) {
-    const OutValue& v = batch.values.front();
+    const TransferValue& v = batch.values.front();
     fail(Status(ops::Error::internal,
                 fmt::format("frame '{}' on partition {} got a transfer for key '{}' at tag {}, "
                             "an iteration that is done",
-                            layout_.name, exec_->partition(), *exec_->item(v.item).transfer_key,
+                            layout_.name, exec_->partition(), exec_->transfer_name(v.key),
                             tag0_.with_iteration(batch.iteration).to_string())));
     return;
   }
@@ -297,7 +297,7 @@ void FrameActor::finish() {
                 fmt::format("frame '{}' on partition {} ended with a transfer for key '{}' at tag "
                             "{}, an iteration that never ran",
                             layout_.name, exec_->partition(),
-                            *exec_->item(batches.front().values.front().item).transfer_key,
+                            exec_->transfer_name(batches.front().values.front().key),
                             tag0_.with_iteration(iteration).to_string())));
     return;
   }
@@ -314,7 +314,7 @@ void FrameActor::finish() {
   for (caf::actor& a : idle_) send(a, finish_atom::value);
   idle_.clear();
   if (layout_.num_recvs > 0)
-    send(step_->peers[static_cast<size_t>(step_->partition_index)], frame_down_atom::value,
+    send(step_->partition, frame_down_atom::value,
          step_->context.step_id, tag0_.frame_instance());
   trace(EventKind::frame_done, oldest_ - 1);
   quit();

@@ -33,8 +33,25 @@ IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr ste
 
 // One message_received event per value; a transfer's key is its
 // tensor_name, any other value's the node it comes from.
+void IterationActor::trace_transfers(const TransferBatch& batch) {
+  EventSink* sink = step_->context.events;
+  for (const TransferValue& v : batch.values) {
+    Event e(EventKind::message_received);
+    e.time_ns = sink->now_ns();
+    e.step = step_->context.step_id;
+    e.partition = exec_->partition();
+    e.tag = state_.tag().to_string();
+    e.from = "partition " + std::to_string(batch.from_partition);
+    e.to = "iteration " + e.tag;
+    e.key = "transfer:" + exec_->transfer_name(v.key);
+    e.dead = v.dead;
+    e.bytes = static_cast<int64_t>(v.value.byte_size());
+    sink->record(std::move(e));
+  }
+}
+
 void IterationActor::trace_received(const char* key, const std::vector<OutValue>& values,
-                                    const std::string& from, bool transfer) {
+                                    const std::string& from) {
   EventSink* sink = step_->context.events;
   if (sink == nullptr) return;
   for (const OutValue& v : values) {
@@ -46,7 +63,7 @@ void IterationActor::trace_received(const char* key, const std::vector<OutValue>
     e.tag = state_.tag().to_string();
     e.from = from;
     e.to = "iteration " + e.tag;
-    e.key = std::string(key) + ":" + (transfer ? *item.transfer_key : item.node->name);
+    e.key = std::string(key) + ":" + item.node->name;
     e.dead = v.dead;
     e.bytes = static_cast<int64_t>(v.value.byte_size());
     sink->record(std::move(e));
@@ -114,10 +131,9 @@ caf::behavior IterationActor::make_behavior() {
       [=](transfer_atom, TransferBatch& batch) {
         ++received_;  // forwarded, and counted, by the frame
         if (step_->context.events != nullptr)
-          trace_received("transfer", batch.values, "partition " + std::to_string(batch.from_partition),
-                         /*transfer=*/true);
-        for (OutValue& v : batch.values) {
-          Status s = state_.deliver_transfer(v.item, std::move(v.value), v.dead);
+          trace_transfers(batch);
+        for (TransferValue& v : batch.values) {
+          Status s = state_.deliver_transfer(v.key, std::move(v.value), v.dead);
           if (!s.ok()) {
             quit(to_caf_error(s));
             return;
@@ -160,7 +176,7 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
       e.bytes = static_cast<int64_t>(v.value.byte_size());
       sink->record(std::move(e));
     }
-    b.values.push_back({item.transfer_item, std::move(v.value), v.dead});
+    b.values.push_back({item.transfer_hash, std::move(v.value), v.dead});
   }
   sends.clear();
   for (auto& [peer, batch] : by_peer) {

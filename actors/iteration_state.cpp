@@ -211,7 +211,13 @@ Status IterationState::deliver(int src_item, const ops::Tensor& value, bool dead
   return propagate(exec_->item(src_item), &v, dead);
 }
 
-Status IterationState::deliver_transfer(int recv_item, ops::Tensor value, bool dead) {
+Status IterationState::deliver_transfer(uint64_t key, ops::Tensor value, bool dead) {
+  const int recv_item = exec_->recv_item(key);
+  if (recv_item < 0 || exec_->item(recv_item).frame != frame_)
+    return Status(ops::Error::internal,
+                  fmt::format("a transfer for key {} at tag {} on partition {}: no _Recv of this "
+                              "frame takes it",
+                              exec_->transfer_name(key), tag_.to_string(), exec_->partition()));
   const NodeItem& item = exec_->item(recv_item);
   NodeState& st = nodes_[static_cast<size_t>(item.local_id)];
   ops::Tensor& slot = inputs_[static_cast<size_t>(item.input_start)];

@@ -121,7 +121,7 @@ class IterationState {
   Status deliver(int src_item, const ops::Tensor& value, bool dead);
   // Delivers the transfer a `_Recv` of this iteration waits for; a second
   // one for the same Recv is an error naming its key.
-  Status deliver_transfer(int recv_item, ops::Tensor value, bool dead);
+  Status deliver_transfer(uint64_t key, ops::Tensor value, bool dead);
   // _Recvs of this iteration whose transfer has not arrived: the iteration
   // is not done while one is missing.
   int transfers_missing() const { return transfers_missing_; }

@@ -1,6 +1,9 @@
-// The messages between the actors of one partition (docs/protocol.md):
-// partition -> frame -> iteration and back. Only actors/*.cpp include this
-// header (CAF headers are expensive to compile).
+// The messages between tagflow's actors (docs/protocol.md).
+//
+// Within one partition: partition -> frame -> iteration and back. These
+// never leave their process, but are registered types with `inspect` like
+// every other (a kernel batch refuses to be serialised: it is a job handle
+// of the process's own kernel workers).
 //
 //   partition --spawn--> root frame --start--> iteration 0
 //   iteration --enter--> child frame (spawned by the first Enter)
@@ -10,10 +13,15 @@
 //   (with the dead Exits)
 //   root frame --step_result--> partition
 //
-// Between partitions (docs/protocol.md, "Partitioned runs"):
-//   iteration --transfer--> peer partition --transfer--> frame --> iteration
-//   frame --frameup/framedown--> its partition (frames that hold _Recvs)
-//   session --abort--> every partition of a failed step
+// The partition boundary — what passes between a partition and its peers or
+// the step's coordinator, in one process or across processes alike:
+//   coordinator --run_step(StepStart)--> every partition of the step
+//   partition --result(StepResult)--> coordinator
+//   coordinator --abort--> every partition of a failed step
+//   iteration --transfer(TransferBatch)--> peer partition or its frame
+//   frame --frameup/framedown--> its partition --route/unroute--> peers
+// Only actors/*.cpp and net/*.cpp include this header (CAF headers are
+// expensive to compile).
 #pragma once
 
 #include <caf/all.hpp>
@@ -28,6 +36,7 @@
 #include "actors/executable.hpp"
 #include "actors/iteration_state.hpp"
 #include "actors/tag.hpp"
+#include "actors/tensor_inspect.hpp"
 
 namespace tagflow::actors {
 
@@ -49,6 +58,8 @@ using frame_down_atom = caf::atom_constant<caf::atom("framedown")>;
 using abort_atom = caf::atom_constant<caf::atom("abort")>;
 using route_atom = caf::atom_constant<caf::atom("route")>;
 using unroute_atom = caf::atom_constant<caf::atom("unroute")>;
+using result_atom = caf::atom_constant<caf::atom("result")>;
+using begin_atom = caf::atom_constant<caf::atom("begin")>;
 
 // Values crossing between actors of one partition: (item, tensor, dead).
 struct ValueBatch {
@@ -65,14 +76,52 @@ struct IterationReport {
   int64_t received = 0;     // messages from the frame processed so far
 };
 
+// One value of a `_Send`, addressed by its transfer key (Executable::
+// transfer_hash of "tensor_name;send_device;recv_device"): the receiving
+// partition finds its `_Recv` by the key, never by a node id.
+struct TransferValue {
+  uint64_t key = 0;
+  ops::Tensor value;
+  bool dead = false;
+};
+
 // Values of `_Send`s of one (frame instance, iteration) for one peer
-// partition; `item` of each value is the peer's `_Recv`.
+// partition.
 struct TransferBatch {
   uint64_t step_id = 0;
   FrameInstanceId instance = kRootFrameInstance;
   int64_t iteration = 0;
-  int from_partition = 0;
-  std::vector<OutValue> values;
+  int32_t from_partition = 0;
+  std::vector<TransferValue> values;
+};
+
+// What a partition needs to run one step: everything but what belongs to
+// the partition's own process (its device's resources, its kernel
+// workers, its event sink), which it was given when it was made.
+struct StepStart {
+  uint64_t step_id = 0;
+  // The step's feeds by position; a partition that reads none of a feed
+  // gets an invalid tensor in its place.
+  std::vector<ops::Tensor> feeds;
+  caf::timespan timeout{0};  // what is left of the step's time; 0: none
+  int64_t max_iterations = 0;  // per frame instance; 0: unbounded
+  int64_t memory_limit = 0;    // bytes this partition's tensors may hold
+  bool strict_merge = false;
+  // The partitions of the step by index (transfers go to peers[i]), which
+  // of them this one is, and where the result goes.
+  std::vector<caf::actor> peers;
+  int32_t partition_index = 0;
+  caf::actor coordinator;
+};
+
+// One partition's end of a step: its fetches at their positions among the
+// step's fetches (invalid tensors elsewhere), or an error.
+struct StepResult {
+  uint64_t step_id = 0;
+  int32_t partition_index = 0;
+  std::vector<ops::Tensor> fetches;
+  int32_t code = 0;  // ops::Error; 0: ok
+  std::string message;
 };
 
 // The frame instances of peer partitions that take transfers, as the peers
@@ -102,23 +151,22 @@ class TransferRoutes {
   std::map<std::pair<int, FrameInstanceId>, caf::actor_addr> frames_;
 };
 
-class StepWaiter;
-
-// Everything one step of one partition shares, read-only.
+// Everything one step of one partition shares, read-only; made by the
+// partition from the StepStart and what its process gave it.
 struct StepShared {
   StepContext context;
   std::vector<ops::Tensor> feeds;
   std::shared_ptr<ops::MemoryBudget> memory;  // owns context.memory
   int64_t max_iterations = 0;  // per frame instance; 0: unbounded
-  std::shared_ptr<StepWaiter> waiter;
   std::vector<caf::actor> workers;  // compute jobs of kernel batches
   // The partitions of the step by index (transfers go to peers[i]), and
-  // which of them this one is. One partition: peers holds only itself.
+  // which of them this one is; `partition` is this partition's own actor.
   std::vector<caf::actor> peers;
   int partition_index = 0;
+  caf::actor partition;
   std::shared_ptr<TransferRoutes> routes;  // peers' frames; null for one partition
   std::chrono::nanoseconds timeout{0};  // 0: none
-  // now + timeout, checked by frames on every iteration report: a busy
+  // arrival + timeout, checked by frames on every iteration report: a busy
   // loop may keep a single worker from ever running the partition's timer.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
@@ -126,11 +174,81 @@ struct StepShared {
 caf::error to_caf_error(const Status& s);
 Status from_caf_error(const caf::error& e);
 
-}  // namespace tagflow::actors
+// Registers every message type above with its stable name ("tagflow.…"):
+// the names must match on every node of a cluster.
+void add_message_types(caf::actor_system_config& cfg);
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::ValueBatch)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::TransferBatch)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::IterationReport)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tagflow::actors::Tag)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<tagflow::actors::KernelBatch>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const tagflow::actors::StepShared>)
+// --- inspect: how CAF serialises the messages ------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, OutValue& x) {
+  return f(caf::meta::type_name("tagflow.out_value"), x.item, x.value, x.dead);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ValueBatch& x) {
+  return f(caf::meta::type_name("tagflow.value_batch"), x.values);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, IterationReport& x) {
+  return f(caf::meta::type_name("tagflow.iteration_report"), x.iteration, x.next_iterations, x.exits,
+           x.fetches, x.quiescent, x.received);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, TransferValue& x) {
+  return f(caf::meta::type_name("tagflow.transfer_value"), x.key, x.value, x.dead);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, TransferBatch& x) {
+  return f(caf::meta::type_name("tagflow.transfer_batch"), x.step_id, x.instance, x.iteration,
+           x.from_partition, x.values);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepStart& x) {
+  return f(caf::meta::type_name("tagflow.step_start"), x.step_id, x.feeds, x.timeout, x.max_iterations,
+           x.memory_limit, x.strict_merge, x.peers, x.partition_index, x.coordinator);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepResult& x) {
+  return f(caf::meta::type_name("tagflow.step_result"), x.step_id, x.partition_index, x.fetches, x.code,
+           x.message);
+}
+
+// A tag as its path from the root: (frame name, iteration) pairs.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Tag& x) {
+  std::vector<std::string> frames;
+  std::vector<int64_t> iterations;
+  if constexpr (Inspector::reads_state) {
+    for (Tag t = x; !t.is_root(); t = t.parent()) {
+      frames.push_back(t.frame_name());
+      iterations.push_back(t.iteration());
+    }
+  }
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    if (frames.size() != iterations.size()) return caf::make_error(caf::sec::invalid_argument, "malformed tag");
+    Tag t;
+    for (size_t i = frames.size(); i-- > 0;) t = t.child(frames[i], iterations[i]);
+    x = std::move(t);
+    return caf::none;
+  });
+  return f(caf::meta::type_name("tagflow.tag"), frames, iterations, load);
+}
+
+// A kernel batch is a job handle of the process's own kernel workers:
+// serialising one (sending it to another process) is an error.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, std::shared_ptr<KernelBatch>&) {
+  auto refuse = []() -> caf::error {
+    return caf::make_error(caf::sec::invalid_argument, "a kernel batch never leaves its process");
+  };
+  return f(caf::meta::type_name("tagflow.kernel_batch"), caf::meta::save_callback(refuse),
+           caf::meta::load_callback(refuse));
+}
+
+}  // namespace tagflow::actors

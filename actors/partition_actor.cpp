@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "actors/step_waiter.hpp"
+#include "ops/memory_budget.hpp"
+#include "ops/resource.hpp"
 
 namespace tagflow::actors {
 
@@ -26,8 +28,8 @@ Status from_caf_error(const caf::error& e) {
 }
 
 PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
-                               std::vector<std::string> fetch_names)
-    : ActorBase(cfg), exec_(std::move(exec)), fetch_names_(std::move(fetch_names)) {
+                               std::vector<std::string> fetch_names, PartitionEnv env)
+    : ActorBase(cfg), exec_(std::move(exec)), env_(std::move(env)), fetch_names_(std::move(fetch_names)) {
   for (const NodeItem& item : exec_->items())
     if (item.kind == NodeKind::retval) retval_indices_.push_back(item.index);
 }
@@ -41,14 +43,11 @@ void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
       result = Status(ops::Error::internal,
                       fmt::format("step {} ended on partition {} with an undelivered transfer for "
                                   "key '{}' (frame instance {:x}, iteration {})",
-                                  id, exec_->partition(), *exec_->item(b.values.front().item).transfer_key,
+                                  id, exec_->partition(), exec_->transfer_name(b.values.front().key),
                                   b.instance, b.iteration));
     }
     routes_.erase(route);
   }
-  // A failure here ends the step on every other partition too.
-  if (!result.ok() && result.status().code() != ops::Error::aborted)
-    send_to_peers(step, abort_atom::value, id);
   if (EventSink* sink = step.context.events) {
     Event e(EventKind::step_done);
     e.time_ns = sink->now_ns();
@@ -58,7 +57,21 @@ void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
     if (!result.ok()) e.detail = result.status().to_string();
     sink->record(std::move(e));
   }
-  step.waiter->fulfil(std::move(result));
+  // Stacks and TensorArrays of the step on this device.
+  if (step.context.resources != nullptr) step.context.resources->end_step(id);
+  StepResult r;
+  r.step_id = id;
+  r.partition_index = step.partition_index;
+  if (result.ok()) {
+    r.fetches = std::move(result).value();
+  } else {
+    r.code = static_cast<int32_t>(result.status().code());
+    r.message = result.status().message();
+  }
+  auto coordinator = coordinators_.find(id);
+  if (coordinator == coordinators_.end()) return;
+  send(coordinator->second, result_atom::value, std::move(r));
+  coordinators_.erase(coordinator);
 }
 
 // Ends a running step here because another partition failed.
@@ -81,8 +94,8 @@ void PartitionActor::abort(uint64_t step_id, const Status& s) {
 // Hands a transfer to the root iteration of the inline step; false (and the
 // step ended with the error) if a value cannot be taken.
 bool PartitionActor::deliver_to_root(TransferBatch& batch) {
-  for (OutValue& v : batch.values) {
-    Status s = root_.deliver_transfer(v.item, std::move(v.value), v.dead);
+  for (TransferValue& v : batch.values) {
+    Status s = root_.deliver_transfer(v.key, std::move(v.value), v.dead);
     if (!s.ok()) {
       end_inline(std::move(s));
       return false;
@@ -127,6 +140,29 @@ StepWaiter::Result PartitionActor::collect(const StepShared& step,
                                 step.context.step_id, exec_->partition(),
                                 fetch_names_[static_cast<size_t>(index)]));
   return out;
+}
+
+StepPtr PartitionActor::make_step(StepStart& start) {
+  auto step = std::make_shared<StepShared>();
+  step->context.step_id = start.step_id;
+  step->context.events = env_.events;
+  step->context.resources = env_.resources.get();
+  step->context.strict_merge = start.strict_merge;
+  step->memory = std::make_shared<ops::MemoryBudget>(start.memory_limit);
+  step->context.memory = step->memory.get();
+  step->max_iterations = start.max_iterations;
+  step->timeout = start.timeout;
+  if (start.timeout.count() > 0) step->deadline = std::chrono::steady_clock::now() + start.timeout;
+  step->workers = env_.workers;
+  step->context.use_workers = !env_.workers.empty();
+  step->peers = std::move(start.peers);
+  step->partition_index = start.partition_index;
+  step->partition = caf::actor_cast<caf::actor>(this);
+  if (step->peers.size() > 1) step->routes = std::make_shared<TransferRoutes>();
+  step->feeds = std::move(start.feeds);
+  step->context.feeds = &step->feeds;
+  coordinators_[start.step_id] = std::move(start.coordinator);
+  return step;
 }
 
 void PartitionActor::start(StepPtr step) {
@@ -213,7 +249,8 @@ caf::behavior PartitionActor::make_behavior() {
                             : Status(ops::Error::internal, "the step's root frame ended early"));
   });
   return {
-      [=](run_step_atom, StepPtr step) {
+      [=](run_step_atom, StepStart& s) {
+        StepPtr step = make_step(s);
         last_started_ = std::max(last_started_, step->context.step_id);
         if (EventSink* sink = step->context.events) {
           Event e(EventKind::step_started);

@@ -22,9 +22,19 @@
 
 namespace tagflow::actors {
 
+// What a partition gets from the process it runs in: the resources of its
+// device (variables, stacks, TensorArrays of every partition on that
+// device), the process's kernel workers, and its event sink (may be null).
+struct PartitionEnv {
+  std::shared_ptr<ops::ResourceManager> resources;
+  std::vector<caf::actor> workers;
+  EventSink* events = nullptr;
+};
+
 class PartitionActor : public ActorBase {
  public:
-  PartitionActor(caf::actor_config& cfg, ExecPtr exec, std::vector<std::string> fetch_names);
+  PartitionActor(caf::actor_config& cfg, ExecPtr exec, std::vector<std::string> fetch_names,
+                 PartitionEnv env);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.partition"; }
 
@@ -47,6 +57,7 @@ class PartitionActor : public ActorBase {
     for (size_t p = 0; p < step.peers.size(); ++p)
       if (static_cast<int>(p) != step.partition_index) send(step.peers[p], xs...);
   }
+  StepPtr make_step(StepStart& start);
   void abort(uint64_t step_id, const Status& s);
   void start(StepPtr step);
   void start_inline(StepPtr step);
@@ -57,6 +68,9 @@ class PartitionActor : public ActorBase {
   StepWaiter::Result collect(const StepShared& step, std::vector<OutValue>& fetches) const;
 
   ExecPtr exec_;
+  PartitionEnv env_;
+  // Where each step's result goes, by step id.
+  std::map<uint64_t, caf::actor> coordinators_;
   std::vector<std::string> fetch_names_;
   std::vector<int> retval_indices_;  // the fetches this partition holds
   std::map<uint64_t, Running> running_;  // by step id

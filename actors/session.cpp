@@ -9,7 +9,9 @@
 #include <map>
 #include <mutex>
 
+#include "actors/coordinator.hpp"
 #include "actors/partition_actor.hpp"
+#include "actors/partition_hosts.hpp"
 #include "actors/session_config.hpp"
 #include "actors/step_waiter.hpp"
 #include "graph/device.hpp"
@@ -29,10 +31,22 @@ namespace {
 struct Prepared {
   std::vector<std::shared_ptr<const Executable>> execs;
   std::vector<std::string> partition_names;
+  std::vector<std::string> partition_devices;  // full names
   std::vector<graph::DeclaredOutput> feeds;  // what the graph declares at each feed
   std::vector<caf::actor> partitions;
-  std::vector<caf::actor> workers;
+  // By partition: the feeds it reads (the others are not sent to it).
+  std::vector<std::vector<bool>> reads_feed;
+  bool remote = false;  // some partition runs on another task
 };
+
+// The feeds `exec` reads, by position among the step's `n` feeds.
+std::vector<bool> feeds_read(const Executable& exec, size_t n) {
+  std::vector<bool> reads(n, false);
+  for (const NodeItem& item : exec.items())
+    if (item.kind == NodeKind::arg && item.index >= 0 && static_cast<size_t>(item.index) < n)
+      reads[static_cast<size_t>(item.index)] = true;
+  return reads;
+}
 
 // "CPU:0" for a device of the local task, else its full name.
 std::string partition_label(const std::string& device) {
@@ -142,6 +156,17 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
   SessionConfig config(o);
   TF_RETURN_IF_ERROR(config.load());
   TF_ASSIGN_OR_RETURN(o.devices, resolve_devices(o, config));
+  if (!config.cluster().empty() || !o.cluster.empty()) {
+    if (!o.hosts)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("{} names a cluster, but this session cannot reach other processes "
+                                "(SessionOptions::hosts: net::make_cluster_hosts())",
+                                o.cluster.empty() ? config.cluster_source() : "--cluster"));
+    TF_RETURN_IF_ERROR(o.hosts->set_cluster(config.cluster(), config.cluster_source(), o.cluster,
+                                            config.task_devices()));
+    for (const std::string& d : o.hosts->devices())
+      if (std::find(o.devices.begin(), o.devices.end(), d) == o.devices.end()) o.devices.push_back(d);
+  }
   o.num_devices = 0;
   constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
   TF_ASSIGN_OR_RETURN(o.max_iterations, resolve_limit(o.max_iterations, "max-iterations", config, 0, kAny, 0));
@@ -156,80 +181,174 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
 
 struct Session::Impl {
   Impl(SessionOptions o, std::unique_ptr<SessionConfig> c)
-      : options(std::move(o)), config(std::move(c)), system(*config) {}
+      : options(std::move(o)), config(std::move(c)), system(*config) {
+    coordinator = system.spawn<StepCoordinator>(options.events);
+    // Workers only pay off when another core can run them.
+    size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
+    if (cores > 1)
+      for (size_t i = 0; i < cores; ++i) workers.push_back(system.spawn<KernelWorker>());
+  }
   ~Impl() {
-    for (auto& [sig, p] : prepared) {
-      for (auto& a : p.partitions) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-      for (auto& w : p.workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-    }
+    for (auto& [sig, p] : prepared) release(*p);
+    for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
     if (options.deterministic) drain();
   }
 
-  caf::scheduler::test_coordinator& coordinator() {
+  static void release(const Prepared& p) {
+    for (auto& a : p.partitions) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+
+  caf::scheduler::test_coordinator& coordinator_of_tests() {
     return dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler());
   }
   void drain() {
-    auto& c = coordinator();
+    auto& c = coordinator_of_tests();
     while (c.try_run_once()) {
     }
   }
 
-  ops::Expected<const Prepared*> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
-                                         const std::vector<std::string>& targets) {
+  // The resources of a device of this process (prepare_mu held).
+  std::shared_ptr<ops::ResourceManager> resources_of(const std::string& device) {
+    auto& r = resources[device];
+    if (!r) r = std::make_shared<ops::ResourceManager>();
+    return r;
+  }
+
+  ops::Expected<caf::actor> spawn_partition(const Prepared& p, size_t i, const std::vector<std::string>& fetches) {
+    const std::string& device = p.partition_devices[i];
+    if (options.hosts && options.hosts->is_remote(device)) {
+      RemotePartition r;
+      r.device = device;
+      r.name = p.partition_names[i];
+      r.graph = &p.execs[i]->graph();
+      r.devices = p.partition_devices;
+      r.index = static_cast<int>(i);
+      r.fetch_names = fetches;
+      r.strict_merge = options.strict_merge;
+      r.client = coordinator;
+      return options.hosts->spawn(system, r);
+    }
+    PartitionEnv env{resources_of(device), workers, options.events};
+    return system.spawn<PartitionActor>(p.execs[i], fetches, std::move(env));
+  }
+
+  ops::Expected<std::shared_ptr<const Prepared>> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
+                                                         const std::vector<std::string>& targets) {
     std::string sig = signature(feeds, fetches, targets);
-    // Prepared entries never move or go away while the session lives.
     std::lock_guard<std::mutex> lock(prepare_mu);
     auto it = prepared.find(sig);
-    if (it != prepared.end()) return &it->second;
+    if (it != prepared.end()) return it->second;
     std::vector<std::string> feed_names;
     for (auto& f : feeds) feed_names.push_back(f.first);
     TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets));
+    pin_resources(&sg.graph);
     TF_ASSIGN_OR_RETURN(graph::DeviceAssignment placed,
                         graph::assign_devices(sg.graph, devices, options.placement));
-    Prepared p;
+    auto p = std::make_shared<Prepared>();
     std::vector<graph::Graph> graphs;
     // All on one device (the common case): the step graph is the partition,
     // and its nodes keep their device fields as written, so that it still
     // shares every node the step does not change with the session's graph.
     if (placed.one_device()) {
-      p.partition_names.push_back(partition_label(
-          placed.device_of.empty() ? devices[0] : placed.devices[static_cast<size_t>(placed.device_of[0])]));
+      const std::string& device =
+          placed.device_of.empty() ? devices[0] : placed.devices[static_cast<size_t>(placed.device_of[0])];
+      p->partition_devices.push_back(device);
       graphs.push_back(std::move(sg.graph));
     } else {
       graph::write_devices(placed, &sg.graph);
       TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices));
       for (graph::Partition& part : parts) {
-        p.partition_names.push_back(partition_label(part.device));
+        p->partition_devices.push_back(part.device);
         graphs.push_back(std::move(part.graph));
       }
     }
-    TF_ASSIGN_OR_RETURN(p.execs, Executable::build_partitions(std::move(graphs), p.partition_names));
-    for (const auto& exec : p.execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
-    p.feeds = std::move(sg.feeds);
-    for (const auto& exec : p.execs) p.partitions.push_back(system.spawn<PartitionActor>(exec, sg.fetches));
-    // Workers only pay off when another core can run them.
-    size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
-    if (cores > 1)
-      for (size_t i = 0; i < cores; ++i) p.workers.push_back(system.spawn<KernelWorker>());
-    return &prepared.emplace(sig, std::move(p)).first->second;
+    for (const std::string& d : p->partition_devices) {
+      std::string label = partition_label(d);
+      if (options.hosts && options.hosts->is_remote(d)) {
+        label = d;
+        p->remote = true;
+      }
+      p->partition_names.push_back(std::move(label));
+    }
+    TF_ASSIGN_OR_RETURN(p->execs, Executable::build_partitions(std::move(graphs), p->partition_names));
+    for (const auto& exec : p->execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
+    p->feeds = std::move(sg.feeds);
+    for (size_t i = 0; i < p->execs.size(); ++i) {
+      p->reads_feed.push_back(feeds_read(*p->execs[i], feeds.size()));
+      auto actor = spawn_partition(*p, i, sg.fetches);
+      if (!actor.ok()) {
+        release(*p);
+        return actor.status();
+      }
+      p->partitions.push_back(std::move(actor).value());
+    }
+    prepared.emplace(sig, p);
+    return std::shared_ptr<const Prepared>(p);
+  }
+
+  // Variables, stacks and TensorArrays live on one device for the whole
+  // session (each device has its own resources): a node that makes one
+  // goes, in every step, where placing the session's whole graph puts it
+  // (prepare_mu held).
+  void pin_resources(graph::Graph* g) {
+    if (devices.size() < 2) return;
+    if (!resource_devices) {
+      resource_devices.emplace();
+      auto placed = graph::assign_devices(graph, devices, options.placement);
+      if (!placed.ok()) return;  // the step's own placement reports it if it matters
+      for (graph::NodeId id = 0; id < graph.num_nodes(); ++id)
+        if (makes_resource(graph.node(id)))
+          (*resource_devices)[graph.node(id).name] =
+              placed->devices[static_cast<size_t>(placed->device_of[static_cast<size_t>(id)])];
+    }
+    for (graph::NodeId id = 0; id < g->num_nodes(); ++id) {
+      const graph::Node& n = g->node(id);
+      if (!n.device.empty() || !makes_resource(n)) continue;
+      auto it = resource_devices->find(n.name);
+      if (it != resource_devices->end()) g->mutable_node(id).device = it->second;
+    }
+  }
+  static bool makes_resource(const graph::Node& n) {
+    return n.inputs.empty() &&
+           std::any_of(n.output_types.begin(), n.output_types.end(), [](ops::DType t) {
+             return ops::is_ref(t) || ops::base_dtype(t) == ops::DType::resource;
+           });
+  }
+
+  // After a partition went down: every prepared step that runs a partition
+  // on another task is made again (its worker reconnected) on its next run.
+  void forget_remote() {
+    std::lock_guard<std::mutex> lock(prepare_mu);
+    for (auto it = prepared.begin(); it != prepared.end();) {
+      if (it->second->remote) {
+        release(*it->second);
+        it = prepared.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   SessionOptions options;
   std::unique_ptr<SessionConfig> config;  // must outlive the system
   std::vector<std::string> devices;
-  std::vector<std::string> last_partitions;
   caf::actor_system system;
+  caf::actor coordinator;
+  std::vector<caf::actor> workers;  // compute jobs of kernel batches
   graph::Graph graph;
-  std::map<std::string, Prepared> prepared;
-  std::mutex prepare_mu;  // prepared
-  // Step ids are taken and the steps handed to the partitions under this
+  std::map<std::string, std::shared_ptr<const Prepared>> prepared;
+  std::map<std::string, std::shared_ptr<ops::ResourceManager>> resources;  // by local device
+  std::optional<std::map<std::string, std::string>> resource_devices;  // node -> device
+  std::mutex prepare_mu;  // prepared, resources
+  // Step ids are taken and the steps handed to the coordinator under this
   // lock, so that every partition sees its steps start in id order
   // (PartitionActor relies on it to tell ended steps from coming ones).
   std::mutex start_mu;
   uint64_t next_step = 1;
   mutable std::mutex last_mu;  // last_partitions
+  std::vector<std::string> last_partitions;
   std::mutex deterministic_mu;  // the testing scheduler runs on its caller
-  ops::ResourceManager resources;  // variables, stacks, TensorArrays
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -268,8 +387,11 @@ size_t Session::running_actors() const {
 }
 
 size_t Session::resident_actors() const {
-  size_t n = 0;
-  for (auto& [sig, p] : impl_->prepared) n += p.partitions.size() + p.workers.size();
+  std::lock_guard<std::mutex> lock(impl_->prepare_mu);
+  size_t n = impl_->workers.size() + 1;  // and the coordinator
+  for (auto& [sig, p] : impl_->prepared)
+    for (size_t i = 0; i < p->partitions.size(); ++i)
+      if (!(impl_->options.hosts && impl_->options.hosts->is_remote(p->partition_devices[i]))) ++n;
   return n;
 }
 
@@ -278,52 +400,41 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                                      const std::vector<std::string>& targets) {
   std::unique_lock<std::mutex> serial;
   if (impl_->options.deterministic) serial = std::unique_lock<std::mutex>(impl_->deterministic_mu);
-  TF_ASSIGN_OR_RETURN(const Prepared* p, impl_->prepare(feeds, fetches, targets));
+  TF_ASSIGN_OR_RETURN(std::shared_ptr<const Prepared> p, impl_->prepare(feeds, fetches, targets));
   {
     std::lock_guard<std::mutex> lock(impl_->last_mu);
     impl_->last_partitions = p->partition_names;
   }
-  std::vector<ops::Tensor> fed;
-  for (size_t i = 0; i < feeds.size(); ++i) {
+  for (size_t i = 0; i < feeds.size(); ++i)
     TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
-    fed.push_back(feeds[i].second);
+  const size_t n = p->partitions.size();
+  auto waiter = std::make_shared<StepWaiter>(static_cast<int>(n));
+  StepPlan plan;
+  plan.waiter = waiter;
+  plan.partitions = p->partitions;
+  plan.names = p->partition_names;
+  if (impl_->options.timeout.count() > 0) plan.deadline = std::chrono::steady_clock::now() + impl_->options.timeout;
+  plan.starts.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    StepStart& s = plan.starts[i];
+    s.max_iterations = *impl_->options.max_iterations;
+    s.memory_limit = *impl_->options.memory_limit;
+    s.strict_merge = impl_->options.strict_merge;
+    s.feeds.resize(feeds.size());
+    for (size_t f = 0; f < feeds.size(); ++f)
+      if (p->reads_feed[i][f]) s.feeds[f] = feeds[f].second;
   }
-  std::unique_lock<std::mutex> starting(impl_->start_mu);
-  const uint64_t step_id = impl_->next_step++;
-  // What the step's tensors may hold at once, shared by its partitions;
-  // tensors it allocated keep it alive after the step.
-  auto memory = std::make_shared<ops::MemoryBudget>(*impl_->options.memory_limit);
-  auto waiter = std::make_shared<StepWaiter>(static_cast<int>(p->partitions.size()));
-  const auto deadline = impl_->options.timeout.count() > 0
-                            ? std::chrono::steady_clock::now() + impl_->options.timeout
-                            : std::chrono::steady_clock::time_point::max();
-  for (size_t i = 0; i < p->partitions.size(); ++i) {
-    auto step = std::make_shared<StepShared>();
-    step->context.step_id = step_id;
-    step->context.events = impl_->options.events;
-    step->context.resources = &impl_->resources;
-    step->context.strict_merge = impl_->options.strict_merge;
-    step->memory = memory;
-    step->context.memory = memory.get();
-    step->max_iterations = *impl_->options.max_iterations;
-    step->timeout = impl_->options.timeout;
-    step->deadline = deadline;
-    step->waiter = waiter;
-    step->workers = p->workers;
-    step->context.use_workers = !p->workers.empty();
-    step->peers = p->partitions;
-    step->partition_index = static_cast<int>(i);
-    if (p->partitions.size() > 1) step->routes = std::make_shared<TransferRoutes>();
-    step->feeds = fed;
-    step->context.feeds = &step->feeds;
-    caf::anon_send(p->partitions[i], run_step_atom::value, StepPtr(std::move(step)));
+  {
+    std::lock_guard<std::mutex> starting(impl_->start_mu);
+    const uint64_t step_id = impl_->next_step++;
+    for (StepStart& s : plan.starts) s.step_id = step_id;
+    caf::anon_send(impl_->coordinator, begin_atom::value, std::move(plan));
   }
-  starting.unlock();
   StepWaiter::Result result = Status(ops::Error::internal, "step not run");
   if (!impl_->options.deterministic) {
     result = waiter->wait();
   } else {
-    auto& c = impl_->coordinator();
+    auto& c = impl_->coordinator_of_tests();
     while (!waiter->done()) {
       if (!c.try_run_once()) {
         waiter->fail_all(Status(ops::Error::internal, "step stalled: no actor has a message to process"));
@@ -333,7 +444,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     impl_->drain();
     result = waiter->take();
   }
-  impl_->resources.end_step(step_id);  // stacks and TensorArrays of the step
+  if (!result.ok() && result.status().code() == ops::Error::unavailable && p->remote) impl_->forget_remote();
   return result;
 }
 

@@ -25,6 +25,8 @@
 
 namespace tagflow::actors {
 
+class PartitionHosts;
+
 // The ranges options and configuration keys must lie in, and the defaults
 // of the limits (docs/errors.md, "Limits"). Values outside are errors that
 // name the option or the configuration file and key, and the range.
@@ -83,6 +85,14 @@ struct SessionOptions {
   std::vector<std::string> devices;
   int num_devices = 0;
   graph::PlacementOptions placement;
+  // Partitions on other processes: the devices of the tasks of a cluster
+  // (the configuration's [cluster] section, replaced job by job by
+  // `cluster`, TensorFlow's ClusterSpec in one string:
+  // "worker=127.0.0.1:7001,127.0.0.1:7002;ps=...") run there, reached
+  // through `hosts` (net::make_cluster_hosts()). Without hosts a cluster
+  // is an error.
+  std::shared_ptr<PartitionHosts> hosts;
+  std::string cluster;
 };
 
 using Feeds = std::vector<std::pair<std::string, ops::Tensor>>;

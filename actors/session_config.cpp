@@ -83,6 +83,10 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
   add_option<int64_t>(custom_options_, "max-frame-depth", "how deep frames may nest");
   add_option<std::string>(custom_options_, "memory-limit",
                           "bytes a step's tensors may hold at once (a number or \"4G\")");
+  add_option<std::vector<std::string>>(custom_options_, "task-devices",
+                                      "the devices of every task of the cluster (default [\"CPU:0\"])");
+  actors::add_message_types(*this);
+  if (o.hosts) o.hosts->configure(*this);
   if (!o.deterministic) {
     // One worker per core unless told otherwise: CAF's own default is at
     // least 4, and on 2 cores the extra workers' polling competes with
@@ -117,6 +121,12 @@ Status SessionConfig::load() {
   caf::error e = parse(caf::actor_system_config::string_list{}, none);
   if (e) return Status(Error::parse_error, "configuration: " + caf::to_string(e));
   return check_scheduler();
+}
+
+std::vector<std::string> SessionConfig::task_devices() const {
+  auto devices = caf::get_if<std::vector<std::string>>(&content, "tagflow.task-devices");
+  if (!devices || devices->empty()) return {"CPU:0"};
+  return *devices;
 }
 
 bool SessionConfig::strict_merge() const { return caf::get_or(content, "tagflow.strict-merge", false); }
@@ -216,6 +226,10 @@ Status SessionConfig::read(const std::string& text, const std::string& source) {
       sources_[category] = source;
       continue;
     }
+    if (category == "cluster") {
+      TF_RETURN_IF_ERROR(read_cluster(*section, source));
+      continue;
+    }
     for (const auto& [key, v] : *section) {
       const caf::config_option* opt = custom_options_.qualified_name_lookup(category, key);
       if (opt == nullptr)
@@ -239,6 +253,32 @@ Status SessionConfig::read(const std::string& text, const std::string& source) {
   std::istringstream again(text);
   if (caf::error e = parse_config(again, custom_options_, content))
     return Status(Error::parse_error, fmt::format("{}: {}", source, caf::to_string(e)));
+  return ops::ok_status();
+}
+
+// [cluster]: each key a job, each value a list of "host:port".
+Status SessionConfig::read_cluster(const caf::settings& section, const std::string& source) {
+  for (const auto& [job, v] : section) {
+    const auto* list = caf::get_if<caf::config_value::list>(&v);
+    std::vector<std::string> tasks;
+    if (list != nullptr)
+      for (const caf::config_value& item : *list) {
+        const auto* text = caf::get_if<std::string>(&item);
+        if (text == nullptr) {
+          list = nullptr;
+          break;
+        }
+        tasks.push_back(*text);
+      }
+    if (list == nullptr || tasks.empty())
+      return Status(Error::invalid_argument,
+                    fmt::format("{}: [cluster] {} = {} is not a list of \"host:port\" addresses, one per task",
+                                source, ops::abbreviate(job), ops::abbreviate(caf::to_string(v))));
+    auto it = std::find_if(cluster_.begin(), cluster_.end(), [&](const auto& j) { return j.first == job; });
+    if (it != cluster_.end()) it->second = std::move(tasks);
+    else cluster_.emplace_back(job, std::move(tasks));
+  }
+  sources_["cluster"] = source;
   return ops::ok_status();
 }
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/messages.hpp"
+#include "actors/partition_hosts.hpp"
 #include "actors/session.hpp"
 
 namespace tagflow::actors {
@@ -34,6 +36,13 @@ class SessionConfig : public caf::actor_system_config {
   ops::Status load();
 
   bool strict_merge() const;
+  // The [cluster] section: each key a job, its value the host:port of each
+  // task in task order; and where it came from.
+  const std::vector<std::pair<std::string, std::vector<std::string>>>& cluster() const { return cluster_; }
+  std::string cluster_source() const { return source_of("cluster"); }
+  // [tagflow] task-devices: the devices of every task of the cluster
+  // (default CPU:0).
+  std::vector<std::string> task_devices() const;
   // tagflow.devices, if set: a list of at most limits::kMaxDevices names.
   ops::Expected<std::vector<std::string>> devices() const;
   // The integer [tagflow] `key`, if set, within [min, max].
@@ -44,6 +53,7 @@ class SessionConfig : public caf::actor_system_config {
 
  private:
   ops::Status read(const std::string& text, const std::string& source);
+  ops::Status read_cluster(const caf::settings& section, const std::string& source);
   ops::Status check_scheduler() const;
   // Where the value of "section.key" came from, for messages.
   std::string source_of(const std::string& key) const;
@@ -52,6 +62,7 @@ class SessionConfig : public caf::actor_system_config {
   SessionOptions options_;
   std::map<std::string, std::string> sources_;  // "section.key" -> its file
   std::optional<caf::config_value> memory_limit_;  // as written: a number or a string
+  std::vector<std::pair<std::string, std::vector<std::string>>> cluster_;
 };
 
 // "1 to 256", or "at least 1" when there is no upper bound.

@@ -119,8 +119,8 @@ class IterationActor : public ActorBase {
   void run_and_report();
   void flush();  // sends what the last run produced
   bool take_enters(FrameId frame, ValueBatch& batch);
-  void trace_received(const char* key, const std::vector<OutValue>& values, const std::string& from,
-                      bool transfer = false);
+  void trace_received(const char* key, const std::vector<OutValue>& values, const std::string& from);
+  void trace_transfers(const TransferBatch& batch);
 
   ExecPtr exec_;
   StepPtr step_;

@@ -10,7 +10,7 @@
 //   - round trip: 8 bytes over the socket, and a CAF request/response (an
 //     int32) between an actor of each process;
 //   - bulk: MIB MiB over the socket and a float32 Tensor of MIB MiB as a
-//     CAF message (its wire form: net/tensor_inspect.hpp), each answered
+//     CAF message (its wire form: actors/tensor_inspect.hpp), each answered
 //     by a short acknowledgement.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "bench/bench_util.hpp"
-#include "net/tensor_inspect.hpp"
+#include "actors/tensor_inspect.hpp"
 
 using namespace tagflow;
 

@@ -1,5 +1,5 @@
 // Tensors through CAF's own binary serialiser and deserialiser
-// (net/tensor_inspect.hpp): every dtype kind, empty shapes and dead values
+// (actors/tensor_inspect.hpp): every dtype kind, empty shapes and dead values
 // come back as they went; a corrupted tensor fails deserialisation with
 // tagflow's message instead of crashing.
 #include <boost/test/unit_test.hpp>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "net/tensor_inspect.hpp"
+#include "actors/tensor_inspect.hpp"
 
 using namespace tagflow;
 using ops::DType;

@@ -4,7 +4,7 @@
 // malformed tensor from a peer fails the message's deserialisation with
 // CAF's `invalid_argument` and tagflow's message, never a crash. No limit
 // beyond the message's own size is needed: decoding allocates at most a
-// few times the bytes that arrived. Internal to net/ (includes CAF).
+// few times the bytes that arrived. Internal to actors/ and net/ (includes CAF).
 #pragma once
 
 #include <caf/all.hpp>
