@@ -24,7 +24,6 @@ struct RemotePartition {
   std::vector<std::string> devices;     // the full device names of the step's partitions
   int index = 0;                        // this one's position among them
   std::vector<std::string> fetch_names;  // the step's fetches
-  bool strict_merge = false;
   caf::actor client;  // the session's coordinator: the worker drops the partition when it goes
 };
 
@@ -38,7 +37,7 @@ class PartitionHosts {
   // section (job -> host:port of each task, in task order), `flag` the
   // --cluster text that gives or replaces jobs, `task_devices` the devices
   // of every task ("CPU:0", ...). `source` names where `jobs` came from.
-  virtual Status set_cluster(const std::vector<std::pair<std::string, std::vector<std::string>>>& jobs,
+  virtual ops::Status set_cluster(const std::vector<std::pair<std::string, std::vector<std::string>>>& jobs,
                              const std::string& source, const std::string& flag,
                              const std::vector<std::string>& task_devices) = 0;
   // The full names of the devices of every task of the cluster.

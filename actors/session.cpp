@@ -32,6 +32,7 @@ struct Prepared {
   std::vector<std::shared_ptr<const Executable>> execs;
   std::vector<std::string> partition_names;
   std::vector<std::string> partition_devices;  // full names
+  std::vector<std::string> partition_places;   // names with their task and address, for the coordinator
   std::vector<graph::DeclaredOutput> feeds;  // what the graph declares at each feed
   std::vector<caf::actor> partitions;
   // By partition: the feeds it reads (the others are not sent to it).
@@ -225,7 +226,6 @@ struct Session::Impl {
       r.devices = p.partition_devices;
       r.index = static_cast<int>(i);
       r.fetch_names = fetches;
-      r.strict_merge = options.strict_merge;
       r.client = coordinator;
       return options.hosts->spawn(system, r);
     }
@@ -265,11 +265,14 @@ struct Session::Impl {
     }
     for (const std::string& d : p->partition_devices) {
       std::string label = partition_label(d);
+      std::string place = label;
       if (options.hosts && options.hosts->is_remote(d)) {
         label = d;
+        place = d + " on " + options.hosts->describe(d);
         p->remote = true;
       }
       p->partition_names.push_back(std::move(label));
+      p->partition_places.push_back(std::move(place));
     }
     TF_ASSIGN_OR_RETURN(p->execs, Executable::build_partitions(std::move(graphs), p->partition_names));
     for (const auto& exec : p->execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
@@ -412,7 +415,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   StepPlan plan;
   plan.waiter = waiter;
   plan.partitions = p->partitions;
-  plan.names = p->partition_names;
+  plan.names = p->partition_places;
   if (impl_->options.timeout.count() > 0) plan.deadline = std::chrono::steady_clock::now() + impl_->options.timeout;
   plan.starts.resize(n);
   for (size_t i = 0; i < n; ++i) {

@@ -28,6 +28,7 @@ struct RunArgs {
   std::vector<std::string> inits;    // targets run first, one step each, in order
   std::string trace;                 // JSONL event file
   std::string config;                // CAF INI file
+  std::string cluster;               // --cluster job=host:port,...;job=...
   int threads = 0;
   int64_t timeout_ms = 0;
   int64_t max_print = 64;
@@ -46,6 +47,7 @@ struct PartitionArgs {
   std::string graph;
   std::string out_dir;
   std::string config;
+  std::string cluster;
   std::optional<int> devices;  // unset: the configuration's devices
   std::string place = "default";
 };
@@ -56,5 +58,16 @@ ops::Expected<int> num_devices(const std::optional<int>& devices);
 // Writes each device's partition as DIR/<device>.pbtxt and all of them as
 // DIR/partitions.dot (a cluster per device, Send/Recv pairs joined).
 int partition_graph(const PartitionArgs& args);
+
+struct WorkerArgs {
+  std::string config;
+  std::string cluster;
+  std::string job = "worker";
+  int task = 0;
+  int threads = 0;
+};
+// Joins the cluster as the task: publishes on its address and serves
+// clients until SIGINT or SIGTERM.
+int run_worker(const WorkerArgs& args);
 
 }  // namespace tagflow::tools

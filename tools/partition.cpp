@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "actors/session.hpp"
+#include "net/cluster_hosts.hpp"
 #include "graph/device.hpp"
 #include "graph/export.hpp"
 #include "graph/import.hpp"
@@ -28,6 +29,9 @@ int partition_graph(const PartitionArgs& args) {
   if (!devices.ok()) return fail(devices.status());
   o.num_devices = *devices;
   o.config_file = args.config;
+  o.cluster = args.cluster;
+  auto hosts = std::make_shared<net::ClusterHosts>();
+  o.hosts = hosts;
   o.deterministic = true;  // no worker threads: nothing runs here
   auto resolved = actors::Session::resolve_options(o);
   if (!resolved.ok()) return fail(resolved.status());
@@ -63,8 +67,9 @@ int partition_graph(const PartitionArgs& args) {
     }
     sends += p_sends;
     control_loops += p_loops;
-    std::printf("%s: %d nodes, %d _Send, %d _Recv, %d control loops -> %s\n", p.device.c_str(),
-                p.graph.num_nodes(), p_sends, p_recvs, p_loops, file.c_str());
+    const std::string where = hosts->is_remote(p.device) ? " on " + hosts->describe(p.device) : " (this process)";
+    std::printf("%s%s: %d nodes, %d _Send, %d _Recv, %d control loops -> %s\n", p.device.c_str(),
+                where.c_str(), p.graph.num_nodes(), p_sends, p_recvs, p_loops, file.c_str());
   }
   const std::string dot = args.out_dir + "/partitions.dot";
   std::ofstream out(dot);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "actors/session.hpp"
+#include "net/cluster_hosts.hpp"
 #include "graph/import.hpp"
 #include "graph/placement.hpp"
 #include "graph/step_graph.hpp"
@@ -55,6 +56,9 @@ ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
   }
   TF_ASSIGN_OR_RETURN(o.timeout, actors::timeout_from_ms(args.timeout_ms));
   o.config_file = args.config;
+  // Partitions of the cluster's tasks run on its workers.
+  o.cluster = args.cluster;
+  o.hosts = std::make_shared<net::ClusterHosts>();
   TF_ASSIGN_OR_RETURN(o.num_devices, num_devices(args.devices));
   auto placement = graph::parse_place_option(args.place);
   if (!placement.ok()) return placement.status().with_prefix("--place: ");

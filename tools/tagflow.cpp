@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
                       "initialisers); repeatable, run in order, in the same session as the fetch");
   run_cmd->add_option("--trace", run.trace, "write the event stream as JSON lines to this file");
   run_cmd->add_option("--config", run.config, "CAF INI configuration file (scheduler settings)");
+  run_cmd->add_option("--cluster", run.cluster,
+                      "the cluster's workers, TensorFlow's ClusterSpec in one flag: "
+                      "worker=127.0.0.1:7001,127.0.0.1:7002;ps=... (gives or replaces the "
+                      "configuration's [cluster] jobs); devices of its tasks run there");
   run_cmd->add_option("--threads", run.threads, "worker threads, 1 to 256 (default: one per core)");
   run_cmd->add_option("--max-iterations", run.max_iterations,
                       "fail a loop that runs more iterations than this per frame instance "
@@ -80,7 +84,18 @@ int main(int argc, char** argv) {
   part_cmd->add_option("--devices", part.devices,
                        "CPU:0..N-1, N from 1 to 1024 (default: the configuration's devices)");
   part_cmd->add_option("--place", part.place, "default, round-robin or random:SEED");
-  part_cmd->add_option("--config", part.config, "CAF INI configuration file (tagflow.devices)");
+  part_cmd->add_option("--config", part.config, "CAF INI configuration file (tagflow.devices, [cluster])");
+  part_cmd->add_option("--cluster", part.cluster, "the cluster, as for run");
+
+  tagflow::tools::WorkerArgs worker;
+  CLI::App* worker_cmd = app.add_subcommand(
+      "worker", "Join a cluster as one task: listen on the task's address and run the partitions "
+                "clients ship, until SIGINT or SIGTERM");
+  worker_cmd->add_option("--config", worker.config, "CAF INI configuration file with the [cluster] section");
+  worker_cmd->add_option("--cluster", worker.cluster, "the cluster, as for run");
+  worker_cmd->add_option("--job", worker.job, "the task's job (default: worker)");
+  worker_cmd->add_option("--task", worker.task, "the task's index in its job")->required()->check(CLI::NonNegativeNumber);
+  worker_cmd->add_option("--threads", worker.threads, "worker threads, 1 to 256 (default: one per core)");
 
   CLI11_PARSE(app, argc, argv);
   // Kernels turn running out of memory into errors; this is for the rest.
@@ -89,6 +104,7 @@ int main(int argc, char** argv) {
     if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
+    if (*worker_cmd) return tagflow::tools::run_worker(worker);
   } catch (const std::bad_alloc&) {
     return tagflow::tools::fail(tagflow::ops::Status(tagflow::ops::Error::resource_exhausted, "out of memory"));
   }

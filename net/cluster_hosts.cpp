@@ -1,0 +1,168 @@
+#include "net/cluster_hosts.hpp"
+
+#include <caf/io/all.hpp>
+#include <fmt/format.h>
+
+#include "actors/messages.hpp"
+#include "graph/export.hpp"
+#include "net/remote.hpp"
+
+namespace tagflow::net {
+
+std::string protocol_version() {
+  // The version of tagflow, and of the wire form of its messages.
+  return "tagflow 0.1.0, wire 1";
+}
+
+void add_net_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<PartitionSpec>("tagflow.partition_spec");
+}
+
+void configure_middleman(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  add_net_message_types(cfg);
+  // A peer that stops answering (SIGSTOP, a hung host) is dropped after
+  // about a second: its partitions go down and their steps end. The
+  // configuration's [middleman] section may set other values.
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(200)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds(1000)});
+  // Workers send transfers to each other directly, not through the client.
+  cfg.set("middleman.enable-automatic-connections", true);
+}
+
+void ClusterHosts::configure(caf::actor_system_config& cfg) { configure_middleman(cfg); }
+
+std::string ClusterHosts::task_name(const std::string& job, int task) {
+  return fmt::format("/job:{}/task:{}", job, task);
+}
+
+Status ClusterHosts::set_cluster(const std::vector<std::pair<std::string, std::vector<std::string>>>& jobs,
+                                 const std::string& source, const std::string& flag,
+                                 const std::vector<std::string>& task_devices) {
+  ClusterSpec spec;
+  if (!jobs.empty()) {
+    std::string text;
+    for (const auto& [job, tasks] : jobs) {
+      if (!text.empty()) text += ';';
+      text += job + '=';
+      for (size_t i = 0; i < tasks.size(); ++i) text += (i ? "," : "") + tasks[i];
+    }
+    auto parsed = ClusterSpec::parse(text);
+    if (!parsed.ok()) return parsed.status().with_prefix(source + ": [cluster]: ");
+    spec = std::move(parsed).value();
+  }
+  if (!flag.empty()) {
+    auto parsed = ClusterSpec::parse(flag);
+    if (!parsed.ok()) return parsed.status().with_prefix("--cluster: ");
+    for (const std::string& job : parsed->jobs()) {
+      std::vector<TaskAddress> tasks;
+      for (int t = 0; t < parsed->num_tasks(job); ++t) tasks.push_back(*parsed->find(job, t));
+      spec.set_job(job, std::move(tasks));
+    }
+  }
+  std::vector<std::string> devices;
+  for (const std::string& d : task_devices) {
+    auto name = graph::parse_device_name("/device:" + d);
+    if (!name.ok() || !name->type || !name->id || name->job || name->task)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("[tagflow] task-devices: '{}' is not a device of a task (\"CPU:0\")",
+                                ops::abbreviate(d)));
+  }
+  for (const std::string& job : spec.jobs())
+    for (int t = 0; t < spec.num_tasks(job); ++t)
+      for (const std::string& d : task_devices)
+        devices.push_back(fmt::format("/job:{}/replica:0/task:{}/device:{}", job, t, d));
+  std::lock_guard<std::mutex> lock(mu_);
+  cluster_ = std::move(spec);
+  devices_ = std::move(devices);
+  return ops::ok_status();
+}
+
+ClusterSpec ClusterHosts::cluster() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cluster_;
+}
+
+std::vector<std::string> ClusterHosts::devices() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return devices_;
+}
+
+bool ClusterHosts::is_remote(const std::string& device) const {
+  auto name = graph::parse_device_name(device);
+  if (!name.ok() || !name->job || !name->task) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return cluster_.find(*name->job, static_cast<int>(*name->task)) != nullptr;
+}
+
+std::string ClusterHosts::describe(const std::string& device) const {
+  auto name = graph::parse_device_name(device);
+  if (!name.ok() || !name->job || !name->task) return device;
+  std::lock_guard<std::mutex> lock(mu_);
+  const TaskAddress* at = cluster_.find(*name->job, static_cast<int>(*name->task));
+  const std::string task = task_name(*name->job, static_cast<int>(*name->task));
+  return at == nullptr ? task : fmt::format("{} at {}", task, at->to_string());
+}
+
+Expected<caf::actor> connect_worker(caf::actor_system& system, const std::string& task, const TaskAddress& address) {
+  auto worker = system.middleman().remote_actor(address.host, address.port);
+  if (!worker)
+    return Status(ops::Error::unavailable,
+                  fmt::format("cannot reach the worker of {} at {}: {}", task, address.to_string(),
+                              system.render(worker.error())));
+  caf::scoped_actor self{system};
+  Status status = ops::ok_status();
+  self->request(*worker, ClusterHosts::kRequestTimeout, hello_atom::value, protocol_version())
+      .receive(
+          [&](const std::string& version, const std::string& name) {
+            if (version != protocol_version())
+              status = Status(ops::Error::failed_precondition,
+                              fmt::format("the worker at {} ({}) runs {}, this process {}", address.to_string(),
+                                          name, version, protocol_version()));
+            else if (name != task)
+              status = Status(ops::Error::failed_precondition,
+                              fmt::format("the worker at {} is {}, not {} as the cluster says",
+                                          address.to_string(), name, task));
+          },
+          [&](caf::error& e) {
+            status = Status(ops::Error::unavailable,
+                            fmt::format("the worker of {} at {} did not answer hello: {}", task,
+                                        address.to_string(), system.render(e)));
+          });
+  if (!status.ok()) return status;
+  return *worker;
+}
+
+Expected<caf::actor> ClusterHosts::spawn(caf::actor_system& system, const actors::RemotePartition& p) {
+  auto name = graph::parse_device_name(p.device);
+  if (!name.ok()) return name.status();
+  const std::string task = task_name(*name->job, static_cast<int>(*name->task));
+  TaskAddress address;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const TaskAddress* at = cluster_.find(*name->job, static_cast<int>(*name->task));
+    if (at == nullptr)
+      return Status(ops::Error::not_found, fmt::format("device {}: the cluster has no task {}", p.device, task));
+    address = *at;
+  }
+  TF_ASSIGN_OR_RETURN(caf::actor worker, connect_worker(system, task, address));
+  PartitionSpec spec;
+  spec.graph_def = graph::graph_to_binary(*p.graph);
+  spec.name = p.name;
+  spec.devices = p.devices;
+  spec.index = p.index;
+  spec.fetch_names = p.fetch_names;
+  spec.client = p.client;
+  caf::scoped_actor self{system};
+  Expected<caf::actor> out = Status(ops::Error::internal, "no answer");
+  self->request(worker, kRequestTimeout, create_atom::value, std::move(spec))
+      .receive([&](caf::actor& partition) { out = std::move(partition); },
+               [&](caf::error& e) {
+                 Status s = actors::from_caf_error(e);
+                 if (e.category() != caf::atom("tagflow")) s = Status(ops::Error::unavailable, system.render(e));
+                 out = s.with_prefix(fmt::format("partition {} on {} at {}: ", p.name, task, address.to_string()));
+               });
+  return out;
+}
+
+}  // namespace tagflow::net

@@ -1,0 +1,51 @@
+// ClusterHosts: partitions on the tasks of a cluster, reached through
+// CAF's middleman (actors::PartitionHosts). configure() loads the
+// middleman with tagflow's heartbeat defaults (a stopped peer is found
+// within about a second; [middleman] heartbeat-interval and
+// connection-timeout override them) and direct connections between
+// workers; spawn() connects to the task's worker, checks it runs the same
+// tagflow (hello), ships the partition's GraphDef and returns the handle
+// the worker answers with. Every wait is bounded. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "actors/partition_hosts.hpp"
+#include "net/cluster.hpp"
+
+namespace tagflow::net {
+
+class ClusterHosts : public actors::PartitionHosts {
+ public:
+  void configure(caf::actor_system_config& cfg) override;
+  Status set_cluster(const std::vector<std::pair<std::string, std::vector<std::string>>>& jobs,
+                     const std::string& source, const std::string& flag,
+                     const std::vector<std::string>& task_devices) override;
+  std::vector<std::string> devices() const override;
+  bool is_remote(const std::string& device) const override;
+  Expected<caf::actor> spawn(caf::actor_system& system, const actors::RemotePartition& p) override;
+  std::string describe(const std::string& device) const override;
+
+  ClusterSpec cluster() const;
+  // "/job:worker/task:1"
+  static std::string task_name(const std::string& job, int task);
+
+  // How long a worker may take to answer a request.
+  static constexpr std::chrono::seconds kRequestTimeout{10};
+
+ private:
+  mutable std::mutex mu_;
+  ClusterSpec cluster_;
+  std::vector<std::string> devices_;
+};
+
+// The middleman's settings every node of a cluster uses.
+void configure_middleman(caf::actor_system_config& cfg);
+
+// Connects to the worker at `address` and checks its version (hello):
+// errors name `task` and the address.
+Expected<caf::actor> connect_worker(caf::actor_system& system, const std::string& task, const TaskAddress& address);
+
+}  // namespace tagflow::net
