@@ -1,5 +1,17 @@
 #include "actors/actor_base.hpp"
 
+namespace tagflow::actors {
+
+std::string ActorBase::unreadable_text(caf::scheduled_actor* self, caf::message_view& x) {
+  const caf::strong_actor_ptr& sender = self->current_sender();
+  const std::string from = sender ? caf::to_string(sender->node()) : std::string("an unknown sender");
+  if (x.content().empty())
+    return "a message that could not be read (a type or a value that failed its check on arrival) from node " + from;
+  return "an unexpected message " + caf::to_string(x.content()) + " from node " + from;
+}
+
+}  // namespace tagflow::actors
+
 #ifdef TAGFLOW_TSAN_ANNOTATE
 
 #include <sanitizer/tsan_interface.h>

@@ -16,6 +16,8 @@
 
 #include <caf/all.hpp>
 
+#include <string>
+
 #if defined(__SANITIZE_THREAD__)
 #define TAGFLOW_TSAN_ANNOTATE 1
 #elif defined(__has_feature)
@@ -29,6 +31,21 @@ namespace tagflow::actors {
 class ActorBase : public caf::event_based_actor {
  public:
   explicit ActorBase(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+
+ protected:
+  // A message no handler takes — what a peer of another tagflow, or bytes
+  // that failed their check on arrival (CAF then delivers an empty
+  // message), look like — goes to `fail` with a text naming it and its
+  // sender's node, instead of CAF's notice on stdout: the step it belonged
+  // to can only end with an error, never wait for it.
+  template <class F>
+  void on_unreadable(F fail) {
+    set_default_handler([fail](caf::scheduled_actor* self, caf::message_view& x) -> caf::result<caf::message> {
+      fail(unreadable_text(self, x));
+      return caf::sec::unexpected_message;
+    });
+  }
+  static std::string unreadable_text(caf::scheduled_actor* self, caf::message_view& x);
 
 #ifdef TAGFLOW_TSAN_ANNOTATE
   void on_destroy() override;

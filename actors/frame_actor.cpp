@@ -47,6 +47,10 @@ void FrameActor::on_exit() {
 }
 
 caf::behavior FrameActor::make_behavior() {
+  on_unreadable([this](const std::string& what) {
+    fail(Status(ops::Error::invalid_argument,
+                fmt::format("frame '{}' on partition {} got {}", layout_.name, exec_->partition(), what)));
+  });
   trace(EventKind::frame_created, 0);
   // Transfers for this frame instance reach it through its partition.
   if (layout_.num_recvs > 0)

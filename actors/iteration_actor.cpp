@@ -88,6 +88,11 @@ void IterationActor::on_exit() {
 }
 
 caf::behavior IterationActor::make_behavior() {
+  on_unreadable([this](const std::string& what) {
+    quit(to_caf_error(Status(ops::Error::invalid_argument,
+                             fmt::format("iteration {} on partition {} got {}", state_.tag().to_string(),
+                                         exec_->partition(), what))));
+  });
   return {
       [=](start_atom, FrameId frame, Tag& tag, ValueBatch& batch) {
         state_.reset(*exec_, frame, std::move(tag), step_->context);

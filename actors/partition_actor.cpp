@@ -238,7 +238,23 @@ void PartitionActor::end_inline(StepWaiter::Result result) {
   finish(*step, std::move(result));
 }
 
+// Ends every step running here with `s` (an unreadable message: which
+// step it belonged to cannot be known).
+void PartitionActor::fail_all(const Status& s) {
+  if (inline_step_ != nullptr) end_inline(s);
+  while (!running_.empty()) {
+    auto it = running_.begin();
+    send_exit(it->second.root, to_caf_error(s));
+    StepPtr step = std::move(it->second.step);
+    running_.erase(it);
+    finish(*step, s);
+  }
+}
+
 caf::behavior PartitionActor::make_behavior() {
+  on_unreadable([this](const std::string& what) {
+    fail_all(Status(ops::Error::invalid_argument, fmt::format("partition {} got {}", exec_->partition(), what)));
+  });
   set_down_handler([=](caf::down_msg& dm) {
     auto it = std::find_if(running_.begin(), running_.end(),
                            [&](const auto& r) { return r.second.root.address() == dm.source; });

@@ -59,6 +59,7 @@ class PartitionActor : public ActorBase {
   }
   StepPtr make_step(StepStart& start);
   void abort(uint64_t step_id, const Status& s);
+  void fail_all(const Status& s);
   void start(StepPtr step);
   void start_inline(StepPtr step);
   void run_inline();

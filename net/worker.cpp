@@ -33,6 +33,7 @@ class WorkerActor : public actors::ActorBase {
     if (cores > 1)
       for (size_t i = 0; i < cores; ++i) kernel_workers_.push_back(spawn<actors::KernelWorker, caf::linked>());
     set_down_handler([=](caf::down_msg& dm) { on_client_down(dm); });
+    on_unreadable([this](const std::string& what) { log("dropped " + what); });
     set_exit_handler([=](caf::exit_msg& em) { stop(em.reason); });
     return {
         [=](hello_atom, const std::string&) { return caf::make_message(protocol_version(), options_.task); },

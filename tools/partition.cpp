@@ -67,7 +67,7 @@ int partition_graph(const PartitionArgs& args) {
     }
     sends += p_sends;
     control_loops += p_loops;
-    const std::string where = hosts->is_remote(p.device) ? " on " + hosts->describe(p.device) : " (this process)";
+    const std::string where = hosts->is_remote(p.device) ? " on " + hosts->describe(p.device) : "";
     std::printf("%s%s: %d nodes, %d _Send, %d _Recv, %d control loops -> %s\n", p.device.c_str(),
                 where.c_str(), p.graph.num_nodes(), p_sends, p_recvs, p_loops, file.c_str());
   }
