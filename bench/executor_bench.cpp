@@ -20,11 +20,15 @@
 #include "actors/session.hpp"
 #include "actors/executor_graphs.hpp"
 #include "bench/bench_util.hpp"
+#include "bench/loop_graphs.hpp"
 #include "graph/validate.hpp"
 #include "ops/op_def.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;
+using tagflow::bench::counting_text;
+using tagflow::bench::fill;
+using tagflow::bench::matmul_loop_text;
 using ops::Tensor;
 
 namespace {
@@ -53,16 +57,6 @@ std::vector<Tensor> run_or_die(actors::Session& s, const actors::Feeds& feeds,
     std::exit(1);
   }
   return std::move(r).value();
-}
-
-std::string fill(const std::string& name, int rows, int cols, float v,
-                 const std::vector<std::string>& control = {}) {
-  std::string dims = "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: " +
-                     std::to_string(rows) + " int_val: " + std::to_string(cols) + " } } }";
-  return node(name + "/dims", "Const", control, type_attr("dtype", "DT_INT32") + " " + dims) +
-         float_const(name + "/v", v, control) +
-         node(name, "Fill", {name + "/dims", name + "/v"},
-              type_attr("T", "DT_FLOAT") + " " + type_attr("index_type", "DT_INT32"));
 }
 
 // ---------------------------------------------------------------- chain
@@ -102,11 +96,6 @@ void chain(int n) {
 }
 
 // ---------------------------------------------------------------- loop
-std::string counting_text() {
-  return int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
-         counting_loop("w", "start", "n", 1);
-}
-
 void loop(const std::vector<int>& sizes) {
   auto s = session_for(counting_text());
   for (int n : sizes) {
@@ -124,21 +113,6 @@ void loop(const std::vector<int>& sizes) {
 }
 
 // ---------------------------------------------------------------- matmul
-std::string matmul_loop_text(int size, int parallel_iterations) {
-  std::string body =
-      enter("w/m_enter", "m0", "w", false, parallel_iterations, "DT_FLOAT") +
-      enter("w/k", "k", "w", true, parallel_iterations, "DT_FLOAT") +
-      merge("w/m_merge", {"w/m_enter", "w/m_next"}, "DT_FLOAT") +
-      binary("w/m_switch", "Switch", "w/m_merge", "w/LoopCond", "DT_FLOAT") +
-      unary("w/m_identity", "Identity", "w/m_switch:1", "DT_FLOAT") +
-      node("w/mm", "MatMul", {"w/m_identity", "w/k"}, type_attr("T", "DT_FLOAT")) +
-      unary("w/m_next", "NextIteration", "w/mm", "DT_FLOAT") +
-      unary("w/m_exit", "Exit", "w/m_switch", "DT_FLOAT");
-  return int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
-         fill("m0", size, size, 1.0f) + fill("k", size, size, 1.0f / static_cast<float>(size)) +
-         counting_loop("w", "start", "n", 1, parallel_iterations, body);
-}
-
 void matmul(int n) {
   const int size = 64;
   auto s = session_for(matmul_loop_text(size, 10));

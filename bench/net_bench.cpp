@@ -11,7 +11,14 @@
 //     int32) between an actor of each process;
 //   - bulk: MIB MiB over the socket and a float32 Tensor of MIB MiB as a
 //     CAF message (its wire form: actors/tensor_inspect.hpp), each answered
-//     by a short acknowledgement.
+//     by a short acknowledgement;
+//   - loops (the child is also a tagflow worker, /job:worker/task:0): the
+//     counting loop and the 64x64 MatMul loop with their body on the
+//     worker's device and the pivot here, beside the same split between
+//     two devices of this process and the same graph on one device, per
+//     iteration; ITERATIONS (default 2000) for the counting loop, a tenth
+//     for the MatMul loop.
+//   net_bench [ROUNDTRIPS] [MIB] [ITERATIONS]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,8 +38,12 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_util.hpp"
+#include "actors/session.hpp"
 #include "actors/tensor_inspect.hpp"
+#include "bench/bench_util.hpp"
+#include "bench/loop_graphs.hpp"
+#include "net/cluster_hosts.hpp"
+#include "net/worker.hpp"
 
 using namespace tagflow;
 
@@ -154,12 +165,71 @@ void ping(caf::event_based_actor* self, caf::actor remote, int left, caf::actor 
       [=](caf::error& e) { die("CAF round trip: " + self->system().render(e)); });
 }
 
+// ----------------------------------------------------------------- loops
+
+std::vector<ops::Tensor> run_or_die(actors::Session& s, const actors::Feeds& feeds, const std::string& fetch) {
+  auto r = s.run(feeds, {fetch});
+  if (!r.ok()) die(r.status().to_string());
+  return std::move(r).value();
+}
+
+// The graph with every node on `base` but `body`, which goes to `other`;
+// the session has this process's CPU:0 and CPU:1 and the worker's CPU:0.
+std::unique_ptr<actors::Session> placed(const std::string& text, const std::vector<std::string>& body,
+                                        const std::string& other, uint16_t worker_port) {
+  const std::string cpu = "/job:localhost/replica:0/task:0/device:CPU:";
+  graph::Graph g = testing::parse(text);
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) g.mutable_node(id).device = cpu + "0";
+  for (const std::string& name : body) g.mutable_node(g.find(name)).device = other;
+  actors::SessionOptions o;
+  o.threads = 2;
+  o.devices = {cpu + "0", cpu + "1"};
+  o.hosts = std::make_shared<net::ClusterHosts>();
+  o.cluster = "worker=127.0.0.1:" + std::to_string(worker_port);
+  auto s = actors::Session::create(std::move(g), o);
+  if (!s.ok()) die(s.status().to_string());
+  return std::move(s).value();
+}
+
+void loops(int n, uint16_t worker_port, double caf_rtt) {
+  struct Kind {
+    const char* what;
+    std::string text;
+    std::vector<std::string> body;
+    const char* fetch;
+    int n;
+  };
+  const Kind kinds[] = {
+      {"while i < n: i += 1", bench::counting_text(), {"w/Identity", "w/step", "w/Add"}, "w/Exit", n},
+      {"64x64 MatMul loop", bench::matmul_loop_text(64, 10), {"w/m_identity", "w/mm", "w/k"}, "w/m_exit",
+       std::max(n / 10, 1)},
+  };
+  for (const Kind& k : kinds) {
+    actors::Feeds feeds{{"n", ops::Tensor::scalar<int32_t>(k.n)}};
+    auto one = placed(k.text, {}, "", worker_port);
+    auto local = placed(k.text, k.body, "/job:localhost/replica:0/task:0/device:CPU:1", worker_port);
+    auto remote = placed(k.text, k.body, "/job:worker/replica:0/task:0/device:CPU:0", worker_port);
+    for (auto* s : {one.get(), local.get(), remote.get()}) run_or_die(*s, feeds, k.fetch);
+    if (remote->last_partitions().size() != 2) die("the graph split across processes is not two partitions");
+    const double t1 = bench::median_seconds(kReps, [&] { bench::keep(run_or_die(*one, feeds, k.fetch)); }) / k.n;
+    const double t2 = bench::median_seconds(kReps, [&] { bench::keep(run_or_die(*local, feeds, k.fetch)); }) / k.n;
+    const double t3 = bench::median_seconds(kReps, [&] { bench::keep(run_or_die(*remote, feeds, k.fetch)); }) / k.n;
+    std::printf("%s, n = %d, body in another process: %.1f µs/iteration = %.2fx one CAF round trip (target <= 1.5x)  "
+                "| body on another device of this process %.2f µs, one device %.2f µs\n",
+                k.what, k.n, t3 * 1e6, t3 / caf_rtt, t2 * 1e6, t1 * 1e6);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int roundtrips = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int mib = argc > 2 ? std::atoi(argv[2]) : 16;
-  if (roundtrips < 1 || mib < 1) die("usage: net_bench [ROUNDTRIPS] [MIB]");
+  const int iterations = argc > 3 ? std::atoi(argv[3]) : 2000;
+  if (roundtrips < 1 || mib < 1 || iterations < 1) die("usage: net_bench [ROUNDTRIPS] [MIB] [ITERATIONS]");
+  // The worker's port, picked before the fork.
+  uint16_t worker_port = 0;
+  ::close(listen_loopback(&worker_port));
 
   int ports_pipe[2], stop_pipe[2];
   if (::pipe(ports_pipe) != 0 || ::pipe(stop_pipe) != 0) die("pipe");
@@ -175,6 +245,11 @@ int main(int argc, char** argv) {
     if (!caf_port) die("publish: " + sys.render(caf_port.error()));
     uint16_t raw_port = 0;
     const int listener = listen_loopback(&raw_port);
+    actors::SessionOptions wo;
+    wo.threads = 2;
+    wo.cluster = "worker=127.0.0.1:" + std::to_string(worker_port);
+    auto worker = net::WorkerNode::start(wo, "worker", 0, nullptr);
+    if (!worker.ok()) die(worker.status().to_string());
     uint16_t ports[2] = {*caf_port, raw_port};
     write_all(ports_pipe[1], ports, sizeof ports);
     serve_socket(listener);
@@ -236,6 +311,7 @@ int main(int argc, char** argv) {
                    [&](caf::error& e) { die("tensor: " + sys.render(e)); });
     });
   }
+  loops(iterations, worker_port, caf_rtt);
   write_all(stop_pipe[1], "s", 1);
   int status = 0;
   for (int i = 0; i < 100 && ::waitpid(child, &status, WNOHANG) == 0; ++i) ::usleep(50000);

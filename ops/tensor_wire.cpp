@@ -68,8 +68,11 @@ size_t tensor_wire_size(const Tensor& t) {
          payload_size(t);
 }
 
-void append_tensor_wire(const Tensor& t, std::string* out) {
-  out->reserve(out->size() + tensor_wire_size(t));
+namespace {
+
+// The wire form; without the payload of a fixed-size tensor if `detached`.
+void append_wire(const Tensor& t, std::string* out, bool detached) {
+  out->reserve(out->size() + tensor_wire_size(t) - (detached ? detached_payload_size(t) : 0));
   put<uint8_t>(out, kTensorWireVersion);
   if (!t.valid()) {
     put<uint32_t>(out, 0);
@@ -80,7 +83,7 @@ void append_tensor_wire(const Tensor& t, std::string* out) {
   for (int i = 0; i < t.rank(); ++i) put<int64_t>(out, t.dim(i));
   put<uint64_t>(out, payload_size(t));
   if (!dtype_is_object(t.dtype())) {
-    if (t.byte_size() > 0) out->append(static_cast<const char*>(t.raw_data()), t.byte_size());
+    if (t.byte_size() > 0 && !detached) out->append(static_cast<const char*>(t.raw_data()), t.byte_size());
     return;
   }
   const std::string* s = t.data<std::string>();
@@ -90,13 +93,27 @@ void append_tensor_wire(const Tensor& t, std::string* out) {
   }
 }
 
+}  // namespace
+
+void append_tensor_wire(const Tensor& t, std::string* out) { append_wire(t, out, false); }
+void append_tensor_wire_head(const Tensor& t, std::string* out) { append_wire(t, out, true); }
+
+size_t detached_payload_size(const Tensor& t) {
+  return t.valid() && !dtype_is_object(t.dtype()) ? t.byte_size() : 0;
+}
+
 std::string encode_tensor_wire(const Tensor& t) {
   std::string out;
   append_tensor_wire(t, &out);
   return out;
 }
 
-Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, size_t offset) {
+namespace {
+
+// read_tensor_wire; with `detached` (a head), a fixed-size payload is not
+// in *bytes: at most *detached bytes may follow, and *detached is set to
+// the payload to copy into the tensor (0 if none).
+Expected<Tensor> read_wire(std::string_view* bytes, int64_t max_bytes, size_t offset, uint64_t* detached) {
   Reader r(*bytes, offset);
   uint8_t version = 0;
   TF_RETURN_IF_ERROR(r.get(&version, "format version"));
@@ -122,9 +139,11 @@ Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, si
     if (!shape.ok()) return r.malformed(shape.status().message());
     uint64_t payload = 0;
     TF_RETURN_IF_ERROR(r.get(&payload, "payload size"));
-    if (payload > r.left())
+    const bool apart = detached != nullptr && !dtype_is_object(dtype);
+    const uint64_t left = apart ? *detached : r.left();
+    if (payload > left)
       return r.malformed(fmt::format("its payload of {} bytes is longer than the {} bytes left", payload,
-                                     r.left()));
+                                     left));
     const uint64_t n = static_cast<uint64_t>(shape->num_elements());
     const bool object = dtype_is_object(dtype);
     const uint64_t size = object ? 0 : static_cast<uint64_t>(dtype_size(base_dtype(dtype)));
@@ -142,7 +161,8 @@ Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, si
                                 dtype_name(dtype), shape->to_string(), payload, max_bytes));
     if (!object) {
       out = Tensor::uninitialized(dtype, *shape);
-      if (payload > 0) std::memcpy(out.raw_mutable_data(), r.take(payload).data(), payload);
+      if (apart) *detached = payload;
+      else if (payload > 0) std::memcpy(out.raw_mutable_data(), r.take(payload).data(), payload);
     } else {
       out = Tensor(dtype, *shape);
       std::string* s = out.mutable_data<std::string>();
@@ -161,8 +181,26 @@ Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, si
         return r.malformed(fmt::format("{} bytes of the payload follow its last string element", payload - used));
     }
   }
+  if (detached != nullptr && (number == 0 || dtype_is_object(static_cast<DType>(number)))) *detached = 0;
   bytes->remove_prefix(r.pos());
   return out;
+}
+
+}  // namespace
+
+Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, size_t offset) {
+  return read_wire(bytes, max_bytes, offset, nullptr);
+}
+
+Expected<Tensor> read_tensor_wire_head(std::string_view head, uint64_t available, int64_t max_bytes,
+                                       uint64_t* payload) {
+  std::string_view rest = head;
+  *payload = available;
+  TF_ASSIGN_OR_RETURN(Tensor t, read_wire(&rest, max_bytes, 0, payload));
+  if (!rest.empty())
+    return Status(Error::parse_error, fmt::format("malformed tensor on the wire at byte {}: {} bytes follow its head",
+                                                  head.size() - rest.size(), rest.size()));
+  return t;
 }
 
 Expected<Tensor> decode_tensor_wire(std::string_view bytes, int64_t max_bytes) {

@@ -47,4 +47,20 @@ Expected<Tensor> read_tensor_wire(std::string_view* bytes, int64_t max_bytes, si
 // The whole of `bytes` is one tensor.
 Expected<Tensor> decode_tensor_wire(std::string_view bytes, int64_t max_bytes);
 
+// The wire form in two parts, for a serialiser that copies raw bytes
+// itself (CAF's, actors/tensor_inspect.hpp): the head is the wire form up
+// to and including the payload size for a fixed-size dtype — the payload,
+// the tensor's own bytes, follows separately — and the whole wire form for
+// strings (and the invalid tensor).
+void append_tensor_wire_head(const Tensor& t, std::string* out);
+// The bytes that follow a head of `t` (0 for strings and invalid tensors).
+size_t detached_payload_size(const Tensor& t);
+// Reads a head. A fixed-size tensor comes back allocated, not filled:
+// *payload is the number of bytes to copy into raw_mutable_data(); they
+// must be at most `available` (what can still follow), else the head is
+// malformed and nothing is allocated. Otherwise the tensor is complete and
+// *payload is 0. The checks and errors are read_tensor_wire's.
+Expected<Tensor> read_tensor_wire_head(std::string_view head, uint64_t available, int64_t max_bytes,
+                                       uint64_t* payload);
+
 }  // namespace tagflow::ops
