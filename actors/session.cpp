@@ -161,7 +161,7 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
     if (!o.hosts)
       return Status(ops::Error::invalid_argument,
                     fmt::format("{} names a cluster, but this session cannot reach other processes "
-                                "(SessionOptions::hosts: net::make_cluster_hosts())",
+                                "(SessionOptions::hosts: a net::ClusterHosts)",
                                 o.cluster.empty() ? config.cluster_source() : "--cluster"));
     TF_RETURN_IF_ERROR(o.hosts->set_cluster(config.cluster(), config.cluster_source(), o.cluster,
                                             config.task_devices()));

@@ -89,7 +89,7 @@ struct SessionOptions {
   // (the configuration's [cluster] section, replaced job by job by
   // `cluster`, TensorFlow's ClusterSpec in one string:
   // "worker=127.0.0.1:7001,127.0.0.1:7002;ps=...") run there, reached
-  // through `hosts` (net::make_cluster_hosts()). Without hosts a cluster
+  // through `hosts` (a net::ClusterHosts). Without hosts a cluster
   // is an error.
   std::shared_ptr<PartitionHosts> hosts;
   std::string cluster;
