@@ -33,6 +33,9 @@ class PartitionHosts {
   // Called on the session's actor-system configuration before it is read
   // (modules such as the middleman, their options, message types).
   virtual void configure(caf::actor_system_config& cfg) = 0;
+  // Called once the configuration is read (its files and text): settings
+  // that depend on what it says, and their errors.
+  virtual ops::Status loaded(caf::actor_system_config& cfg) = 0;
   // The cluster, after the configuration is read: `jobs` from its [cluster]
   // section (job -> host:port of each task, in task order), `flag` the
   // --cluster text that gives or replaces jobs, `task_devices` the devices

@@ -120,7 +120,9 @@ Status SessionConfig::load() {
   std::istringstream none;
   caf::error e = parse(caf::actor_system_config::string_list{}, none);
   if (e) return Status(Error::parse_error, "configuration: " + caf::to_string(e));
-  return check_scheduler();
+  TF_RETURN_IF_ERROR(check_scheduler());
+  if (options_.hosts) TF_RETURN_IF_ERROR(options_.hosts->loaded(*this));
+  return ops::ok_status();
 }
 
 std::vector<std::string> SessionConfig::task_devices() const {

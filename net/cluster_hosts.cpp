@@ -1,7 +1,14 @@
 #include "net/cluster_hosts.hpp"
 
 #include <caf/io/all.hpp>
+#include <caf/openssl/all.hpp>
 #include <fmt/format.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <fstream>
+#include <memory>
 
 #include "actors/messages.hpp"
 #include "graph/export.hpp"
@@ -30,7 +37,72 @@ void configure_middleman(caf::actor_system_config& cfg) {
   cfg.set("middleman.enable-automatic-connections", true);
 }
 
-void ClusterHosts::configure(caf::actor_system_config& cfg) { configure_middleman(cfg); }
+void ClusterHosts::configure(caf::actor_system_config& cfg) {
+  configure_middleman(cfg);
+  cfg.load<caf::openssl::manager>();
+}
+
+namespace {
+
+// OpenSSL's last error, for messages.
+std::string ssl_error() {
+  const unsigned long e = ERR_get_error();
+  ERR_clear_error();
+  if (e == 0) return "no detail";
+  char text[256];
+  ERR_error_string_n(e, text, sizeof text);
+  return text;
+}
+
+// What CAF's openssl module would only find out (and throw, ending the
+// process) on the first connection: the files of [openssl] load, and the
+// key is the certificate's.
+Status check_tls_files(const caf::actor_system_config& cfg) {
+  std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
+  auto bad = [](const char* key, const std::string& path, const std::string& why) {
+    return Status(ops::Error::invalid_argument,
+                  fmt::format("[openssl] {} = \"{}\": {}", key, ops::abbreviate(path), why));
+  };
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), cfg.openssl_certificate.c_str()) != 1)
+    return bad("certificate", cfg.openssl_certificate, "not a PEM certificate (" + ssl_error() + ")");
+  if (cfg.openssl_passphrase.empty()) {
+    if (SSL_CTX_use_PrivateKey_file(ctx.get(), cfg.openssl_key.c_str(), SSL_FILETYPE_PEM) != 1)
+      return bad("key", cfg.openssl_key, "not a PEM private key (" + ssl_error() + ")");
+    if (SSL_CTX_check_private_key(ctx.get()) != 1)
+      return bad("key", cfg.openssl_key, "not the key of the certificate (" + ssl_error() + ")");
+  }
+  const char* cafile = cfg.openssl_cafile.empty() ? nullptr : cfg.openssl_cafile.c_str();
+  const char* capath = cfg.openssl_capath.empty() ? nullptr : cfg.openssl_capath.c_str();
+  if (SSL_CTX_load_verify_locations(ctx.get(), cafile, capath) != 1)
+    return bad(cafile ? "cafile" : "capath", cafile ? cfg.openssl_cafile : cfg.openssl_capath,
+               "no CA certificates to check peers with (" + ssl_error() + ")");
+  return ops::ok_status();
+}
+
+}  // namespace
+
+Status ClusterHosts::loaded(caf::actor_system_config& cfg) {
+  const bool tls = !cfg.openssl_certificate.empty() || !cfg.openssl_key.empty() || !cfg.openssl_cafile.empty() ||
+                   !cfg.openssl_capath.empty();
+  // A node presents its certificate and checks its peers' against the CA:
+  // all three are needed, or none.
+  if (tls && (cfg.openssl_certificate.empty() || cfg.openssl_key.empty() ||
+              (cfg.openssl_cafile.empty() && cfg.openssl_capath.empty())))
+    return Status(ops::Error::invalid_argument,
+                  "[openssl]: TLS between nodes needs the node's certificate, its key and the CA "
+                  "(certificate, key, and cafile or capath)");
+  if (tls) TF_RETURN_IF_ERROR(check_tls_files(cfg));
+  // Direct connections between workers would bypass TLS.
+  if (tls) cfg.set("middleman.enable-automatic-connections", false);
+  std::lock_guard<std::mutex> lock(mu_);
+  tls_ = tls;
+  return ops::ok_status();
+}
+
+bool ClusterHosts::tls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tls_;
+}
 
 std::string ClusterHosts::task_name(const std::string& job, int task) {
   return fmt::format("/job:{}/task:{}", job, task);
@@ -104,12 +176,19 @@ std::string ClusterHosts::describe(const std::string& device) const {
   return at == nullptr ? task : fmt::format("{} at {}", task, at->to_string());
 }
 
-Expected<caf::actor> connect_worker(caf::actor_system& system, const std::string& task, const TaskAddress& address) {
-  auto worker = system.middleman().remote_actor(address.host, address.port);
-  if (!worker)
+Expected<caf::actor> connect_worker(caf::actor_system& system, const std::string& task, const TaskAddress& address,
+                                    bool tls) {
+  auto worker = tls ? caf::openssl::remote_actor<caf::actor>(system, address.host, address.port)
+                    : system.middleman().remote_actor(address.host, address.port);
+  if (!worker) {
+    const bool handshake = worker.error() == caf::sec::disconnect_during_handshake;
     return Status(ops::Error::unavailable,
-                  fmt::format("cannot reach the worker of {} at {}: {}", task, address.to_string(),
-                              system.render(worker.error())));
+                  fmt::format("cannot reach the worker of {} at {}: {}{}", task, address.to_string(),
+                              system.render(worker.error()),
+                              handshake ? " (a worker that uses TLS refuses a node without a certificate "
+                                          "its CA signed; one that does not, a node that uses TLS)"
+                                        : ""));
+  }
   caf::scoped_actor self{system};
   Status status = ops::ok_status();
   self->request(*worker, ClusterHosts::kRequestTimeout, hello_atom::value, protocol_version())
@@ -145,7 +224,7 @@ Expected<caf::actor> ClusterHosts::spawn(caf::actor_system& system, const actors
       return Status(ops::Error::not_found, fmt::format("device {}: the cluster has no task {}", p.device, task));
     address = *at;
   }
-  TF_ASSIGN_OR_RETURN(caf::actor worker, connect_worker(system, task, address));
+  TF_ASSIGN_OR_RETURN(caf::actor worker, connect_worker(system, task, address, tls()));
   PartitionSpec spec;
   spec.graph_def = graph::graph_to_binary(*p.graph);
   spec.name = p.name;

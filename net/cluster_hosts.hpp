@@ -5,7 +5,11 @@
 // connection-timeout override them) and direct connections between
 // workers; spawn() connects to the task's worker, checks it runs the same
 // tagflow (hello), ships the partition's GraphDef and returns the handle
-// the worker answers with. Every wait is bounded. Thread-safe.
+// the worker answers with. Every wait is bounded. With an [openssl]
+// section (certificate, key, cafile or capath) every connection is TLS
+// through CAF's openssl module: a node must present a certificate the CA
+// signed, and workers reach each other through the client's connections
+// rather than connecting directly. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -20,6 +24,8 @@ namespace tagflow::net {
 class ClusterHosts : public actors::PartitionHosts {
  public:
   void configure(caf::actor_system_config& cfg) override;
+  Status loaded(caf::actor_system_config& cfg) override;
+  bool tls() const;
   Status set_cluster(const std::vector<std::pair<std::string, std::vector<std::string>>>& jobs,
                      const std::string& source, const std::string& flag,
                      const std::vector<std::string>& task_devices) override;
@@ -39,6 +45,7 @@ class ClusterHosts : public actors::PartitionHosts {
   mutable std::mutex mu_;
   ClusterSpec cluster_;
   std::vector<std::string> devices_;
+  bool tls_ = false;
 };
 
 // The middleman's settings every node of a cluster uses.
@@ -46,6 +53,7 @@ void configure_middleman(caf::actor_system_config& cfg);
 
 // Connects to the worker at `address` and checks its version (hello):
 // errors name `task` and the address.
-Expected<caf::actor> connect_worker(caf::actor_system& system, const std::string& task, const TaskAddress& address);
+Expected<caf::actor> connect_worker(caf::actor_system& system, const std::string& task, const TaskAddress& address,
+                                    bool tls = false);
 
 }  // namespace tagflow::net

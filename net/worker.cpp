@@ -1,6 +1,7 @@
 #include "net/worker.hpp"
 
 #include <caf/io/all.hpp>
+#include <caf/openssl/all.hpp>
 #include <fmt/format.h>
 
 #include <map>
@@ -138,6 +139,7 @@ Expected<std::unique_ptr<WorkerNode>> WorkerNode::start(actors::SessionOptions o
                               cluster.empty() ? "no jobs" : cluster.to_string()));
   node->address_ = *at;
   node->config_ = std::make_unique<actors::SessionConfig>(options);
+  node->tls_ = hosts->tls();
   TF_RETURN_IF_ERROR(node->config_->load());
   node->system_ = std::make_unique<caf::actor_system>(*node->config_);
   WorkerOptions w;
@@ -149,8 +151,10 @@ Expected<std::unique_ptr<WorkerNode>> WorkerNode::start(actors::SessionOptions o
   // Reusing the address lets a restarted worker listen again at once (its
   // old connections may linger in TIME_WAIT); a live listener still makes
   // it fail.
-  auto port = node->system_->middleman().publish(node->worker_, node->address_.port,
-                                                 node->address_.host.c_str(), /*reuse_addr=*/true);
+  auto port = hosts->tls() ? caf::openssl::publish(node->worker_, node->address_.port,
+                                                  node->address_.host.c_str(), /*reuse=*/true)
+                           : node->system_->middleman().publish(node->worker_, node->address_.port,
+                                                                node->address_.host.c_str(), /*reuse_addr=*/true);
   if (!port) {
     const std::string why = node->system_->render(port.error());
     caf::anon_send_exit(node->worker_, caf::exit_reason::user_shutdown);
@@ -163,7 +167,14 @@ Expected<std::unique_ptr<WorkerNode>> WorkerNode::start(actors::SessionOptions o
 WorkerNode::~WorkerNode() {
   if (!system_) return;
   if (worker_) {
-    system_->middleman().unpublish(worker_, address_.port);
+    if (tls_) {
+      // (caf/openssl/unpublish.hpp does not compile in 0.17.6: the same
+      // request to the openssl manager's middleman actor)
+      auto unpublish = caf::make_function_view(system_->openssl_manager().actor_handle());
+      (void)unpublish(caf::unpublish_atom::value, worker_.address(), address_.port);
+    } else {
+      system_->middleman().unpublish(worker_, address_.port);
+    }
     caf::anon_send_exit(worker_, caf::exit_reason::user_shutdown);
   }
   worker_ = nullptr;

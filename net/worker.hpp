@@ -56,6 +56,7 @@ class WorkerNode {
   WorkerNode() = default;
   std::string task_;
   TaskAddress address_;
+  bool tls_ = false;
   std::unique_ptr<actors::SessionConfig> config_;
   std::unique_ptr<caf::actor_system> system_;
   caf::actor worker_;

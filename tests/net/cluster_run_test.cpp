@@ -12,6 +12,9 @@
 #include <caf/io/all.hpp>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "actors/partition_cases.hpp"
@@ -281,6 +284,102 @@ BOOST_AUTO_TEST_CASE(malformed_requests_and_messages_do_not_bring_a_worker_down)
   const std::string log = cluster.worker(0).log();
   BOOST_TEST(log.find("dropped a message that could not be read") != std::string::npos, log);
   BOOST_TEST(cluster.worker(0).stop(), "the worker did not exit cleanly after malformed messages");
+}
+
+namespace {
+
+// A throwaway CA and certificates made with the `openssl` command, in a
+// directory of their own, removed afterwards.
+class Certificates {
+ public:
+  Certificates() {
+    char dir[] = "/tmp/tagflow-tls-XXXXXX";
+    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp");
+    dir_ = dir;
+    authority("ca");
+    authority("other_ca");
+    signed_by("worker", "ca");
+    signed_by("client", "ca");
+    signed_by("stranger", "other_ca");
+  }
+  ~Certificates() { std::filesystem::remove_all(dir_); }
+
+  // An INI file for `node` (signed by the CA of `ca_of`), checking peers
+  // against "ca".
+  std::string config(const std::string& node, const std::string& extra = "") const {
+    const std::string path = dir_ + "/" + node + ".ini";
+    std::ofstream(path) << "[openssl]\ncertificate=\"" << dir_ << "/" << node << ".pem\"\nkey=\"" << dir_ << "/"
+                        << node << ".key\"\ncafile=\"" << dir_ << "/ca.pem\"\n"
+                        << extra;
+    return path;
+  }
+
+ private:
+  void run(const std::string& command) const {
+    if (std::system(("cd " + dir_ + " && " + command + " > /dev/null 2>&1").c_str()) != 0)
+      throw std::runtime_error("openssl failed: " + command);
+  }
+  void authority(const std::string& name) const {
+    run("openssl req -x509 -newkey rsa:2048 -nodes -keyout " + name + ".key -out " + name +
+        ".pem -days 1 -subj /CN=" + name);
+  }
+  void signed_by(const std::string& name, const std::string& ca) const {
+    run("openssl req -newkey rsa:2048 -nodes -keyout " + name + ".key -out " + name + ".csr -subj /CN=" + name);
+    run("openssl x509 -req -in " + name + ".csr -CA " + ca + ".pem -CAkey " + ca + ".key -CAcreateserial -out " +
+        name + ".pem -days 1");
+  }
+  std::string dir_;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_step_runs_over_tls_and_a_node_without_a_valid_certificate_is_refused) {
+  Certificates certs;
+  Cluster cluster(2, {"--config", certs.config("worker")});
+  auto session_with = [&](const std::string& config) {
+    actors::SessionOptions o = cluster_options(cluster);
+    o.devices = cluster.devices();
+    o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+    o.config_file = config;
+    return make_session(parse(counting_graph()), {"2 threads", false, 2}, o);
+  };
+  // Both workers and the client present certificates of the CA: the loop
+  // runs across the three processes over TLS. (One session at a time: the
+  // sessions of one process are one CAF node, docs/protocol.md.)
+  {
+    auto s = session_with(certs.config("client"));
+    BOOST_TEST(must_run(*s, {{"n", Tensor::scalar<int32_t>(50)}}, {"w/Exit"})[0].scalar_value<int32_t>() == 50);
+    BOOST_TEST(s->last_partitions().size() == 2u);
+  }
+  // A client without TLS, and one whose certificate another CA signed, are
+  // refused during the handshake.
+  for (const std::string& config : {std::string(), certs.config("stranger")}) {
+    auto refused = session_with(config)->run({{"n", Tensor::scalar<int32_t>(5)}}, {"w/Exit"});
+    BOOST_REQUIRE(!refused.ok());
+    BOOST_TEST(refused.status().code() == ops::Error::unavailable);
+    BOOST_TEST(refused.status().message().find("cannot reach the worker of /job:worker/task:") != std::string::npos,
+               refused.status().message());
+  }
+  // The workers go on serving clients that have a certificate.
+  auto s = session_with(certs.config("client"));
+  BOOST_TEST(must_run(*s, {{"n", Tensor::scalar<int32_t>(7)}}, {"w/Exit"})[0].scalar_value<int32_t>() == 7);
+}
+
+BOOST_AUTO_TEST_CASE(an_incomplete_tls_configuration_is_an_error_naming_the_key) {
+  Certificates certs;
+  const std::string half = certs.config("client");
+  std::ofstream(half, std::ios::app) << "";
+  actors::SessionOptions o;
+  o.hosts = std::make_shared<net::ClusterHosts>();
+  o.config_text = "[openssl]\ncafile=\"/nonexistent/ca.pem\"\n";
+  auto r = actors::Session::resolve_options(o);
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.status().message().find("[openssl]: TLS between nodes needs") != std::string::npos, r.status().message());
+  o.config_text = "[openssl]\ncertificate=\"" + half + "\"\nkey=\"" + half + "\"\ncafile=\"" + half + "\"\n";
+  r = actors::Session::resolve_options(o);
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.status().message().find("[openssl] certificate = ") != std::string::npos, r.status().message());
+  BOOST_TEST(r.status().message().find("not a PEM certificate") != std::string::npos, r.status().message());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -44,7 +44,14 @@ class WorkerProcess {
  public:
   // Starts task `task` of `cluster` ("worker=127.0.0.1:P0,127.0.0.1:P1")
   // and waits until it listens (at most `wait`); the log is kept.
-  WorkerProcess(const std::string& cluster, int task, std::chrono::milliseconds wait = std::chrono::seconds(10)) {
+  WorkerProcess(const std::string& cluster, int task, std::chrono::milliseconds wait = std::chrono::seconds(10),
+                const std::vector<std::string>& extra = {}) {
+    const std::string t = std::to_string(task);
+    std::vector<std::string> args = {TAGFLOW_BINARY, "worker", "--cluster", cluster, "--task", t, "--threads", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     int out[2];
     if (::pipe(out) != 0) throw std::runtime_error("pipe");
     const pid_t parent = ::getpid();
@@ -56,9 +63,7 @@ class WorkerProcess {
       ::dup2(out[1], 2);
       ::close(out[0]);
       ::close(out[1]);
-      const std::string t = std::to_string(task);
-      ::execl(TAGFLOW_BINARY, TAGFLOW_BINARY, "worker", "--cluster", cluster.c_str(), "--task", t.c_str(),
-              "--threads", "2", static_cast<char*>(nullptr));
+      ::execv(TAGFLOW_BINARY, argv.data());
       ::_exit(127);
     }
     ::close(out[1]);
@@ -149,12 +154,13 @@ class WorkerProcess {
 // `n` workers of job `worker` on free loopback ports.
 class Cluster {
  public:
-  explicit Cluster(int n) {
+  explicit Cluster(int n, const std::vector<std::string>& extra = {}) : extra_(extra) {
     for (int attempt = 0;; ++attempt) {
       ports_.clear();
       for (int i = 0; i < n; ++i) ports_.push_back(free_port());
       try {
-        for (int i = 0; i < n; ++i) workers_.push_back(std::make_unique<WorkerProcess>(spec(), i));
+        for (int i = 0; i < n; ++i)
+          workers_.push_back(std::make_unique<WorkerProcess>(spec(), i, std::chrono::seconds(10), extra_));
         return;
       } catch (const std::exception&) {
         workers_.clear();  // a port taken meanwhile: new ports
@@ -178,9 +184,12 @@ class Cluster {
   WorkerProcess& worker(int i) { return *workers_[static_cast<size_t>(i)]; }
   int port(int i) const { return ports_[static_cast<size_t>(i)]; }
   // Starts task i again (after it was killed) on its port.
-  void restart(int i) { workers_[static_cast<size_t>(i)] = std::make_unique<WorkerProcess>(spec(), i); }
+  void restart(int i) {
+    workers_[static_cast<size_t>(i)] = std::make_unique<WorkerProcess>(spec(), i, std::chrono::seconds(10), extra_);
+  }
 
  private:
+  std::vector<std::string> extra_;
   std::vector<int> ports_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
 };
