@@ -276,7 +276,8 @@ Status SessionConfig::read_cluster(const caf::settings& section, const std::stri
       return Status(Error::invalid_argument,
                     fmt::format("{}: [cluster] {} = {} is not a list of \"host:port\" addresses, one per task",
                                 source, ops::abbreviate(job), ops::abbreviate(caf::to_string(v))));
-    auto it = std::find_if(cluster_.begin(), cluster_.end(), [&](const auto& j) { return j.first == job; });
+    auto it = cluster_.begin();
+    while (it != cluster_.end() && it->first != job) ++it;
     if (it != cluster_.end()) it->second = std::move(tasks);
     else cluster_.emplace_back(job, std::move(tasks));
   }
