@@ -101,8 +101,10 @@ BOOST_AUTO_TEST_CASE(every_graph_gives_its_one_device_result_across_worker_proce
 
 BOOST_AUTO_TEST_CASE(a_killed_worker_ends_the_step_naming_its_task_and_the_session_runs_again) {
   Cluster cluster(2);
+  actors::RecordingSink events;
   actors::SessionOptions o = cluster_options(cluster);
   o.devices = cluster.devices();
+  o.events = &events;
   o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
   auto s = make_session(parse(counting_graph()), {"2 threads", false, 2}, o);
   BOOST_TEST(must_run(*s, {{"n", Tensor::scalar<int32_t>(10)}}, {"w/Exit"})[0].scalar_value<int32_t>() == 10);
@@ -119,6 +121,17 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_ends_the_step_naming_its_task_and_the_sessi
   BOOST_TEST(result.status().code() == ops::Error::unavailable, result.status().to_string());
   const std::string task1 = "/job:worker/task:1 at 127.0.0.1:" + std::to_string(cluster.port(1));
   BOOST_TEST(result.status().message().find(task1) != std::string::npos, result.status().message());
+  // The coordinator saw both partitions come up and the killed one go down.
+  int ups = 0, downs = 0;
+  for (const actors::Event& e : events.events()) {
+    if (e.kind == actors::EventKind::partition_up) ++ups;
+    if (e.kind == actors::EventKind::partition_down) {
+      ++downs;
+      BOOST_TEST(e.partition.find("/job:worker/replica:0/task:1/") != std::string::npos, e.partition);
+    }
+  }
+  BOOST_TEST(ups == 2);
+  BOOST_TEST(downs == 1);
   // While it is down, a step is a clear error too, at once.
   auto down = s->run({{"n", Tensor::scalar<int32_t>(3)}}, {"w/Exit"});
   BOOST_REQUIRE(!down.ok());
