@@ -158,6 +158,10 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
   TF_RETURN_IF_ERROR(config.load());
   TF_ASSIGN_OR_RETURN(o.devices, resolve_devices(o, config));
   if (!config.cluster().empty() || !o.cluster.empty()) {
+    if (o.deterministic)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("{} names a cluster, but a deterministic session runs in one process",
+                                o.cluster.empty() ? config.cluster_source() : "--cluster"));
     if (!o.hosts)
       return Status(ops::Error::invalid_argument,
                     fmt::format("{} names a cluster, but this session cannot reach other processes "

@@ -86,7 +86,9 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
   add_option<std::vector<std::string>>(custom_options_, "task-devices",
                                       "the devices of every task of the cluster (default [\"CPU:0\"])");
   actors::add_message_types(*this);
-  if (o.hosts) o.hosts->configure(*this);
+  // The deterministic scheduler runs one process's actors in turn: no
+  // networking (its brokers would never stop under it).
+  if (o.hosts && !o.deterministic) o.hosts->configure(*this);
   if (!o.deterministic) {
     // One worker per core unless told otherwise: CAF's own default is at
     // least 4, and on 2 cores the extra workers' polling competes with
@@ -121,7 +123,7 @@ Status SessionConfig::load() {
   caf::error e = parse(caf::actor_system_config::string_list{}, none);
   if (e) return Status(Error::parse_error, "configuration: " + caf::to_string(e));
   TF_RETURN_IF_ERROR(check_scheduler());
-  if (options_.hosts) TF_RETURN_IF_ERROR(options_.hosts->loaded(*this));
+  if (options_.hosts && !options_.deterministic) TF_RETURN_IF_ERROR(options_.hosts->loaded(*this));
   return ops::ok_status();
 }
 

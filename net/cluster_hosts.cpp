@@ -29,10 +29,10 @@ void configure_middleman(caf::actor_system_config& cfg) {
   cfg.load<caf::io::middleman>();
   add_net_message_types(cfg);
   // A peer that stops answering (SIGSTOP, a hung host) is dropped after
-  // about a second: its partitions go down and their steps end. The
+  // about 1.5 s: its partitions go down and their steps end. The
   // configuration's [middleman] section may set other values.
-  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(200)});
-  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds(1000)});
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(250)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds(1500)});
   // Workers send transfers to each other directly, not through the client.
   cfg.set("middleman.enable-automatic-connections", true);
 }

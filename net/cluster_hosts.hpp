@@ -1,7 +1,7 @@
 // ClusterHosts: partitions on the tasks of a cluster, reached through
 // CAF's middleman (actors::PartitionHosts). configure() loads the
 // middleman with tagflow's heartbeat defaults (a stopped peer is found
-// within about a second; [middleman] heartbeat-interval and
+// within about 1.5 s; [middleman] heartbeat-interval and
 // connection-timeout override them) and direct connections between
 // workers; spawn() connects to the task's worker, checks it runs the same
 // tagflow (hello), ships the partition's GraphDef and returns the handle

@@ -32,7 +32,9 @@ int partition_graph(const PartitionArgs& args) {
   o.cluster = args.cluster;
   auto hosts = std::make_shared<net::ClusterHosts>();
   o.hosts = hosts;
-  o.deterministic = true;  // no worker threads: nothing runs here
+  // Nothing runs here: one thread. (Not the deterministic scheduler: the
+  // middleman's brokers, loaded for the cluster, are never stopped under it.)
+  o.threads = 1;
   auto resolved = actors::Session::resolve_options(o);
   if (!resolved.ok()) return fail(resolved.status());
   graph::ImportOptions limits;

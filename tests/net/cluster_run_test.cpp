@@ -131,7 +131,7 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_ends_the_step_naming_its_task_and_the_sessi
     }
   }
   BOOST_TEST(ups == 2);
-  BOOST_TEST(downs == 1);
+  BOOST_TEST(downs == 1, "worker 0 said: " << cluster.worker(0).log());
   // While it is down, a step is a clear error too, at once.
   auto down = s->run({{"n", Tensor::scalar<int32_t>(3)}}, {"w/Exit"});
   BOOST_REQUIRE(!down.ok());
@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(a_stopped_worker_is_found_by_the_heartbeat) {
   step.join();
   const auto took = Clock::now() - stopped;
   cluster.worker(0).signal(SIGCONT);
-  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(took).count() < 2500);
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(took).count() < 3000);
   BOOST_REQUIRE(!result.ok());
   BOOST_TEST(result.status().code() == ops::Error::unavailable, result.status().to_string());
   BOOST_TEST(result.status().message().find("/job:worker/task:0") != std::string::npos, result.status().message());
@@ -202,7 +202,9 @@ namespace {
 
 // The client side of the handshake, as another tagflow version would be:
 // a fake worker that answers hello with another version.
-caf::behavior other_version_worker() {
+// (An argument: CAF 0.17 spawns an argument-less function actor through a
+// null shared_ptr, which UBSan reports.)
+caf::behavior other_version_worker(int) {
   return {[](net::hello_atom, const std::string&) {
     return caf::make_message(std::string("tagflow 9.9.9, wire 7"), std::string("/job:worker/task:0"));
   }};
@@ -220,7 +222,7 @@ struct NetConfig : caf::actor_system_config {
 BOOST_AUTO_TEST_CASE(a_worker_of_another_version_is_refused_by_name) {
   NetConfig cfg;
   caf::actor_system system{cfg};
-  auto fake = system.spawn(other_version_worker);
+  auto fake = system.spawn(other_version_worker, 0);
   auto port = system.middleman().publish(fake, 0, "127.0.0.1");
   BOOST_REQUIRE(port);
   net::TaskAddress at{"127.0.0.1", *port};

@@ -90,14 +90,14 @@ class WorkerProcess {
     read_log(0);
     return log_;
   }
-  // SIGTERM, then SIGKILL after a second; true if it exited 0 on SIGTERM.
+  // SIGTERM, then SIGKILL after 10 s; true if it exited 0 on SIGTERM.
   bool stop() {
     if (pid_ <= 0) return false;
     ::kill(pid_, SIGCONT);
     ::kill(pid_, SIGTERM);
     int status = 0;
     bool clean = false;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (;;) {
       pid_t r = ::waitpid(pid_, &status, WNOHANG);
       if (r == pid_) {
