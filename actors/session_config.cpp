@@ -68,6 +68,19 @@ void add_option(caf::config_option_set& options, caf::string_view name, caf::str
   options.add(caf::config_option("tagflow", name, description, option_meta<T>()));
 }
 
+// The strings of a list value; nothing if it is not a list of strings.
+std::optional<std::vector<std::string>> strings_of(const caf::config_value& v) {
+  const auto* list = caf::get_if<caf::config_value::list>(&v);
+  if (list == nullptr) return std::nullopt;
+  std::vector<std::string> out;
+  for (const caf::config_value& item : *list) {
+    const auto* text = caf::get_if<std::string>(&item);
+    if (text == nullptr) return std::nullopt;
+    out.push_back(*text);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string range_text(int64_t min, int64_t max) {
@@ -160,26 +173,16 @@ Status SessionConfig::check_scheduler() const {
 ops::Expected<std::vector<std::string>> SessionConfig::devices() const {
   const caf::config_value* v = caf::get_if(&content, "tagflow.devices");
   if (v == nullptr) return std::vector<std::string>{};
-  const auto* list = caf::get_if<caf::config_value::list>(v);
-  std::vector<std::string> out;
-  if (list != nullptr)
-    for (const caf::config_value& item : *list) {
-      const auto* text = caf::get_if<std::string>(&item);
-      if (text == nullptr) {
-        list = nullptr;
-        break;
-      }
-      out.push_back(*text);
-    }
-  if (list == nullptr)
+  std::optional<std::vector<std::string>> out = strings_of(*v);
+  if (!out)
     return Status(Error::invalid_argument,
                   fmt::format("{}: [tagflow] devices = {} is not a list of device names",
                               source_of("tagflow.devices"), ops::abbreviate(caf::to_string(*v))));
-  if (static_cast<int64_t>(out.size()) > limits::kMaxDevices)
+  if (static_cast<int64_t>(out->size()) > limits::kMaxDevices)
     return Status(Error::invalid_argument,
                   fmt::format("{}: [tagflow] devices lists {} devices, outside the allowed range ({})",
-                              source_of("tagflow.devices"), out.size(), range_text(1, limits::kMaxDevices)));
-  return out;
+                              source_of("tagflow.devices"), out->size(), range_text(1, limits::kMaxDevices)));
+  return std::move(*out);
 }
 
 ops::Expected<std::optional<int64_t>> SessionConfig::integer(const std::string& key, int64_t min,
@@ -263,25 +266,15 @@ Status SessionConfig::read(const std::string& text, const std::string& source) {
 // [cluster]: each key a job, each value a list of "host:port".
 Status SessionConfig::read_cluster(const caf::settings& section, const std::string& source) {
   for (const auto& [job, v] : section) {
-    const auto* list = caf::get_if<caf::config_value::list>(&v);
-    std::vector<std::string> tasks;
-    if (list != nullptr)
-      for (const caf::config_value& item : *list) {
-        const auto* text = caf::get_if<std::string>(&item);
-        if (text == nullptr) {
-          list = nullptr;
-          break;
-        }
-        tasks.push_back(*text);
-      }
-    if (list == nullptr || tasks.empty())
+    std::optional<std::vector<std::string>> tasks = strings_of(v);
+    if (!tasks || tasks->empty())
       return Status(Error::invalid_argument,
                     fmt::format("{}: [cluster] {} = {} is not a list of \"host:port\" addresses, one per task",
                                 source, ops::abbreviate(job), ops::abbreviate(caf::to_string(v))));
     auto it = cluster_.begin();
     while (it != cluster_.end() && it->first != job) ++it;
-    if (it != cluster_.end()) it->second = std::move(tasks);
-    else cluster_.emplace_back(job, std::move(tasks));
+    if (it != cluster_.end()) it->second = std::move(*tasks);
+    else cluster_.emplace_back(job, std::move(*tasks));
   }
   sources_["cluster"] = source;
   return ops::ok_status();

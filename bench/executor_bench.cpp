@@ -138,14 +138,11 @@ void matmul(int n) {
 // the same graph on one partition, in the same process.
 std::unique_ptr<actors::Session> placed_session(const std::string& text,
                                                 const std::vector<std::string>& on_second) {
-  const std::string cpu = "/job:localhost/replica:0/task:0/device:CPU:";
-  graph::Graph g = parse(text);
-  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) g.mutable_node(id).device = cpu + "0";
-  for (const std::string& name : on_second) g.mutable_node(g.find(name)).device = cpu + "1";
   actors::SessionOptions o;
   o.num_devices = 2;
   if (const char* env = std::getenv("TAGFLOW_BENCH_THREADS")) o.threads = std::atoi(env);
-  auto s = actors::Session::create(std::move(g), o);
+  auto s = actors::Session::create(
+      tagflow::bench::with_body_on(text, on_second, "/job:localhost/replica:0/task:0/device:CPU:1"), o);
   if (!s.ok()) {
     std::fprintf(stderr, "executor_bench: %s\n", s.status().to_string().c_str());
     std::exit(1);
@@ -154,18 +151,7 @@ std::unique_ptr<actors::Session> placed_session(const std::string& text,
 }
 
 void split(int n) {
-  struct Kind {
-    const char* what;
-    std::string text;
-    std::vector<std::string> body;
-    const char* fetch;
-    int n;
-  };
-  const Kind kinds[] = {
-      {"while i < n: i += 1", counting_text(), {"w/Identity", "w/step", "w/Add"}, "w/Exit", n},
-      {"64x64 MatMul loop", matmul_loop_text(64, 10), {"w/m_identity", "w/mm", "w/k"}, "w/m_exit", n / 10},
-  };
-  for (const Kind& k : kinds) {
+  for (const tagflow::bench::SplitLoop& k : tagflow::bench::split_loops(n)) {
     actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(k.n)}};
     auto one = placed_session(k.text, {});
     auto two = placed_session(k.text, k.body);

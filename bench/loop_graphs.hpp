@@ -3,10 +3,12 @@
 // multiplies a size x size matrix by a constant one.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "actors/executor_graphs.hpp"
+#include "graph/graph.hpp"
 
 namespace tagflow::bench {
 
@@ -40,6 +42,35 @@ inline std::string matmul_loop_text(int size, int parallel_iterations) {
   return int_const("start", 0) + node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
          fill("m0", size, size, 1.0f) + fill("k", size, size, 1.0f / static_cast<float>(size)) +
          counting_loop("w", "start", "n", 1, parallel_iterations, body);
+}
+
+// A loop whose body the split benchmarks move to another device or
+// process: its text, the body's nodes, what to fetch and how many
+// iterations to run.
+struct SplitLoop {
+  const char* what;
+  std::string text;
+  std::vector<std::string> body;
+  const char* fetch;
+  int n;
+};
+
+// The counting loop (n iterations) and the 64x64 MatMul loop (n / 10).
+inline std::vector<SplitLoop> split_loops(int n) {
+  return {{"while i < n: i += 1", counting_text(), {"w/Identity", "w/step", "w/Add"}, "w/Exit", n},
+          {"64x64 MatMul loop", matmul_loop_text(64, 10), {"w/m_identity", "w/mm", "w/k"}, "w/m_exit",
+           std::max(n / 10, 1)}};
+}
+
+// The graph of `text` with every node on CPU:0 of this process but the
+// `body` nodes, which go to `other`.
+inline graph::Graph with_body_on(const std::string& text, const std::vector<std::string>& body,
+                                 const std::string& other) {
+  graph::Graph g = parse(text);
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id)
+    g.mutable_node(id).device = "/job:localhost/replica:0/task:0/device:CPU:0";
+  for (const std::string& name : body) g.mutable_node(g.find(name)).device = other;
+  return g;
 }
 
 }  // namespace tagflow::bench

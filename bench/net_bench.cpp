@@ -178,9 +178,7 @@ std::vector<ops::Tensor> run_or_die(actors::Session& s, const actors::Feeds& fee
 std::unique_ptr<actors::Session> placed(const std::string& text, const std::vector<std::string>& body,
                                         const std::string& other, uint16_t worker_port) {
   const std::string cpu = "/job:localhost/replica:0/task:0/device:CPU:";
-  graph::Graph g = testing::parse(text);
-  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) g.mutable_node(id).device = cpu + "0";
-  for (const std::string& name : body) g.mutable_node(g.find(name)).device = other;
+  graph::Graph g = bench::with_body_on(text, body, other);
   actors::SessionOptions o;
   o.threads = 2;
   o.devices = {cpu + "0", cpu + "1"};
@@ -192,19 +190,7 @@ std::unique_ptr<actors::Session> placed(const std::string& text, const std::vect
 }
 
 void loops(int n, uint16_t worker_port, double caf_rtt) {
-  struct Kind {
-    const char* what;
-    std::string text;
-    std::vector<std::string> body;
-    const char* fetch;
-    int n;
-  };
-  const Kind kinds[] = {
-      {"while i < n: i += 1", bench::counting_text(), {"w/Identity", "w/step", "w/Add"}, "w/Exit", n},
-      {"64x64 MatMul loop", bench::matmul_loop_text(64, 10), {"w/m_identity", "w/mm", "w/k"}, "w/m_exit",
-       std::max(n / 10, 1)},
-  };
-  for (const Kind& k : kinds) {
+  for (const bench::SplitLoop& k : bench::split_loops(n)) {
     actors::Feeds feeds{{"n", ops::Tensor::scalar<int32_t>(k.n)}};
     auto one = placed(k.text, {}, "", worker_port);
     auto local = placed(k.text, k.body, "/job:localhost/replica:0/task:0/device:CPU:1", worker_port);
