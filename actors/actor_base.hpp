@@ -32,6 +32,16 @@ class ActorBase : public caf::event_based_actor {
  public:
   explicit ActorBase(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
 
+#ifdef TAGFLOW_TSAN_ANNOTATE
+  void on_destroy() override;
+  void launch(caf::execution_unit* eu, bool lazy, bool hide) override;
+  void initialize() override;
+  void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override;
+  resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
+  caf::invoke_message_result consume(caf::mailbox_element& x) override;
+  bool cleanup(caf::error&& reason, caf::execution_unit* host) override;
+#endif
+
  protected:
   // A message no handler takes — what a peer of another tagflow, or bytes
   // that failed their check on arrival (CAF then delivers an empty
@@ -46,16 +56,6 @@ class ActorBase : public caf::event_based_actor {
     });
   }
   static std::string unreadable_text(caf::scheduled_actor* self, caf::message_view& x);
-
-#ifdef TAGFLOW_TSAN_ANNOTATE
-  void on_destroy() override;
-  void launch(caf::execution_unit* eu, bool lazy, bool hide) override;
-  void initialize() override;
-  void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override;
-  resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
-  caf::invoke_message_result consume(caf::mailbox_element& x) override;
-  bool cleanup(caf::error&& reason, caf::execution_unit* host) override;
-#endif
 };
 
 }  // namespace tagflow::actors
