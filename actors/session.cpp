@@ -143,6 +143,15 @@ ops::Expected<std::chrono::nanoseconds> timeout_from_ms(int64_t milliseconds) {
   return std::chrono::nanoseconds(std::chrono::milliseconds(milliseconds));
 }
 
+ops::Expected<bool> Session::names_cluster(const SessionOptions& options) {
+  if (!options.cluster.empty()) return true;
+  SessionOptions o = options;
+  o.hosts = nullptr;
+  SessionConfig config(o);
+  TF_RETURN_IF_ERROR(config.load());
+  return !config.cluster().empty();
+}
+
 ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
   if (o.threads < 0 || o.threads > limits::kMaxThreads)
     return outside(fmt::format("--threads {}", o.threads), 0, limits::kMaxThreads, "; 0: one per core");

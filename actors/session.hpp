@@ -113,6 +113,10 @@ class Session {
   // this first, so that configuration errors come first and the graph is
   // read within the limits (graph::ImportOptions).
   static ops::Expected<SessionOptions> resolve_options(SessionOptions options);
+  // Whether the options' configuration (file, text) or `cluster` names a
+  // cluster: a caller that can reach other processes sets `hosts` only
+  // then (the networking costs a thread and a startup).
+  static ops::Expected<bool> names_cluster(const SessionOptions& options);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -31,7 +31,9 @@ int partition_graph(const PartitionArgs& args) {
   o.config_file = args.config;
   o.cluster = args.cluster;
   auto hosts = std::make_shared<net::ClusterHosts>();
-  o.hosts = hosts;
+  auto cluster = actors::Session::names_cluster(o);
+  if (!cluster.ok()) return fail(cluster.status());
+  if (*cluster) o.hosts = hosts;
   // Nothing runs here: one thread. (Not the deterministic scheduler: the
   // middleman's brokers, loaded for the cluster, are never stopped under it.)
   o.threads = 1;

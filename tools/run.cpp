@@ -56,9 +56,11 @@ ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
   }
   TF_ASSIGN_OR_RETURN(o.timeout, actors::timeout_from_ms(args.timeout_ms));
   o.config_file = args.config;
-  // Partitions of the cluster's tasks run on its workers.
+  // Partitions of the cluster's tasks run on its workers (and only then
+  // does the session load CAF's networking).
   o.cluster = args.cluster;
-  o.hosts = std::make_shared<net::ClusterHosts>();
+  TF_ASSIGN_OR_RETURN(bool cluster, actors::Session::names_cluster(o));
+  if (cluster) o.hosts = std::make_shared<net::ClusterHosts>();
   TF_ASSIGN_OR_RETURN(o.num_devices, num_devices(args.devices));
   auto placement = graph::parse_place_option(args.place);
   if (!placement.ok()) return placement.status().with_prefix("--place: ");
