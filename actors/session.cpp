@@ -147,6 +147,7 @@ ops::Expected<bool> Session::names_cluster(const SessionOptions& options) {
   if (!options.cluster.empty()) return true;
   SessionOptions o = options;
   o.hosts = nullptr;
+  o.threads = 0;  // resolve_options checks it; it does not name a cluster
   SessionConfig config(o);
   TF_RETURN_IF_ERROR(config.load());
   return !config.cluster().empty();
