@@ -189,25 +189,22 @@ Expected<caf::actor> connect_worker(caf::actor_system& system, const std::string
                                           "its CA signed; one that does not, a node that uses TLS)"
                                         : ""));
   }
-  caf::scoped_actor self{system};
   Status status = ops::ok_status();
-  self->request(*worker, ClusterHosts::kRequestTimeout, hello_atom::value, protocol_version())
-      .receive(
-          [&](const std::string& version, const std::string& name) {
-            if (version != protocol_version())
-              status = Status(ops::Error::failed_precondition,
-                              fmt::format("the worker at {} ({}) runs {}, this process {}", address.to_string(),
-                                          name, version, protocol_version()));
-            else if (name != task)
-              status = Status(ops::Error::failed_precondition,
-                              fmt::format("the worker at {} is {}, not {} as the cluster says",
-                                          address.to_string(), name, task));
-          },
-          [&](caf::error& e) {
-            status = Status(ops::Error::unavailable,
-                            fmt::format("the worker of {} at {} did not answer hello: {}", task,
-                                        address.to_string(), system.render(e)));
-          });
+  caf::error e = request_and_wait(
+      system, *worker, ClusterHosts::kRequestTimeout, caf::make_message(hello_atom::value, protocol_version()),
+      [&](const std::string& version, const std::string& name) {
+        if (version != protocol_version())
+          status = Status(ops::Error::failed_precondition,
+                          fmt::format("the worker at {} ({}) runs {}, this process {}", address.to_string(), name,
+                                      version, protocol_version()));
+        else if (name != task)
+          status = Status(ops::Error::failed_precondition,
+                          fmt::format("the worker at {} is {}, not {} as the cluster says", address.to_string(),
+                                      name, task));
+      });
+  if (e)
+    return Status(ops::Error::unavailable, fmt::format("the worker of {} at {} did not answer hello: {}", task,
+                                                       address.to_string(), system.render(e)));
   if (!status.ok()) return status;
   return *worker;
 }
@@ -232,15 +229,15 @@ Expected<caf::actor> ClusterHosts::spawn(caf::actor_system& system, const actors
   spec.index = p.index;
   spec.fetch_names = p.fetch_names;
   spec.client = p.client;
-  caf::scoped_actor self{system};
   Expected<caf::actor> out = Status(ops::Error::internal, "no answer");
-  self->request(worker, kRequestTimeout, create_atom::value, std::move(spec))
-      .receive([&](caf::actor& partition) { out = std::move(partition); },
-               [&](caf::error& e) {
-                 Status s = actors::from_caf_error(e);
-                 if (e.category() != caf::atom("tagflow")) s = Status(ops::Error::unavailable, system.render(e));
-                 out = s.with_prefix(fmt::format("partition {} on {} at {}: ", p.name, task, address.to_string()));
-               });
+  caf::error e = request_and_wait(system, worker, kRequestTimeout,
+                                  caf::make_message(create_atom::value, std::move(spec)),
+                                  [&](caf::actor& partition) { out = std::move(partition); });
+  if (e) {
+    Status s = actors::from_caf_error(e);
+    if (e.category() != caf::atom("tagflow")) s = Status(ops::Error::unavailable, system.render(e));
+    out = s.with_prefix(fmt::format("partition {} on {} at {}: ", p.name, task, address.to_string()));
+  }
   return out;
 }
 

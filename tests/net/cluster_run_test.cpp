@@ -263,13 +263,20 @@ BOOST_AUTO_TEST_CASE(malformed_requests_and_messages_do_not_bring_a_worker_down)
   caf::actor_system system{cfg};
   auto worker = system.middleman().remote_actor("127.0.0.1", static_cast<uint16_t>(cluster.port(0)));
   BOOST_REQUIRE(worker);
-  caf::scoped_actor self{system};
   auto hello = [&] {
     bool answered = false;
-    self->request(*worker, std::chrono::seconds(5), net::hello_atom::value, net::protocol_version())
-        .receive([&](const std::string&, const std::string&) { answered = true; }, [&](caf::error&) {});
-    return answered;
+    caf::error e = net::request_and_wait(system, *worker, std::chrono::seconds(5),
+                                         caf::make_message(net::hello_atom::value, net::protocol_version()),
+                                         [&](const std::string&, const std::string&) { answered = true; });
+    return answered && !e;
   };
+  auto create = [&](const net::PartitionSpec& spec) {
+    caf::error e = net::request_and_wait(system, *worker, std::chrono::seconds(5),
+                                         caf::make_message(net::create_atom::value, spec), [](caf::actor&) {});
+    return system.render(e);
+  };
+  // The client the requests name: an actor that lives as long as the test.
+  auto client = system.spawn(other_version_worker, 0);
   BOOST_TEST(hello());
   // A GraphDef that is not one, and an index out of range: errors that
   // name the partition and the task.
@@ -277,15 +284,11 @@ BOOST_AUTO_TEST_CASE(malformed_requests_and_messages_do_not_bring_a_worker_down)
   spec.graph_def = "\xff\xff\xff garbage";
   spec.name = "p0";
   spec.devices = {"/job:worker/replica:0/task:0/device:CPU:0"};
-  spec.client = caf::actor_cast<caf::actor>(self);
-  std::string error;
-  self->request(*worker, std::chrono::seconds(5), net::create_atom::value, spec)
-      .receive([&](caf::actor&) {}, [&](caf::error& e) { error = system.render(e); });
+  spec.client = client;
+  std::string error = create(spec);
   BOOST_TEST(error.find("partition p0 on /job:worker/task:0") != std::string::npos, error);
   spec.index = 3;
-  error.clear();
-  self->request(*worker, std::chrono::seconds(5), net::create_atom::value, spec)
-      .receive([&](caf::actor&) {}, [&](caf::error& e) { error = system.render(e); });
+  error = create(spec);
   BOOST_TEST(error.find("index 3") != std::string::npos, error);
   // Tensors whose bytes lie: a truncated one, one that claims 2^40
   // elements, one of an unknown dtype. The worker drops each message
@@ -294,11 +297,12 @@ BOOST_AUTO_TEST_CASE(malformed_requests_and_messages_do_not_bring_a_worker_down)
   std::vector<std::string> bad = {wire.substr(0, wire.size() - 5), wire, wire};
   bad[1][6] = 40;                    // rank... whatever the byte: a malformed header
   bad[2].replace(1, 4, "\x7f\x7f\x7f\x7f");  // dtype number
-  for (const std::string& b : bad) self->send(*worker, net::hello_atom::value, RawTensor{b});
+  for (const std::string& b : bad) caf::anon_send(*worker, net::hello_atom::value, RawTensor{b});
   BOOST_TEST(hello());
   const std::string log = cluster.worker(0).log();
   BOOST_TEST(log.find("dropped a message that could not be read") != std::string::npos, log);
   BOOST_TEST(cluster.worker(0).stop(), "the worker did not exit cleanly after malformed messages");
+  caf::anon_send_exit(client, caf::exit_reason::user_shutdown);
 }
 
 namespace {
