@@ -33,8 +33,10 @@ void configure_middleman(caf::actor_system_config& cfg) {
   // configuration's [middleman] section may set other values.
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(250)});
   cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds(1500)});
-  // Workers send transfers to each other directly, not through the client.
-  cfg.set("middleman.enable-automatic-connections", true);
+  // Workers reach each other through the client's connections. CAF 0.17's
+  // automatic direct connections lost a message sent while the connection
+  // was being set up (a step waited forever on a loaded machine).
+  cfg.set("middleman.enable-automatic-connections", false);
 }
 
 void ClusterHosts::configure(caf::actor_system_config& cfg) {
@@ -92,8 +94,6 @@ Status ClusterHosts::loaded(caf::actor_system_config& cfg) {
                   "[openssl]: TLS between nodes needs the node's certificate, its key and the CA "
                   "(certificate, key, and cafile or capath)");
   if (tls) TF_RETURN_IF_ERROR(check_tls_files(cfg));
-  // Direct connections between workers would bypass TLS.
-  if (tls) cfg.set("middleman.enable-automatic-connections", false);
   std::lock_guard<std::mutex> lock(mu_);
   tls_ = tls;
   return ops::ok_status();

@@ -2,14 +2,13 @@
 // CAF's middleman (actors::PartitionHosts). configure() loads the
 // middleman with tagflow's heartbeat defaults (a stopped peer is found
 // within about 1.5 s; [middleman] heartbeat-interval and
-// connection-timeout override them) and direct connections between
-// workers; spawn() connects to the task's worker, checks it runs the same
+// connection-timeout override them), workers reaching each other through
+// the client; spawn() connects to the task's worker, checks it runs the same
 // tagflow (hello), ships the partition's GraphDef and returns the handle
 // the worker answers with. Every wait is bounded. With an [openssl]
 // section (certificate, key, cafile or capath) every connection is TLS
 // through CAF's openssl module: a node must present a certificate the CA
-// signed, and workers reach each other through the client's connections
-// rather than connecting directly. Thread-safe.
+// signed. Thread-safe.
 #pragma once
 
 #include <chrono>
