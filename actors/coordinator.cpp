@@ -71,6 +71,13 @@ void StepCoordinator::abort_rest(uint64_t id, Step& step) {
     if (!step.answered[i]) send(step.plan.partitions[i], abort_atom::value, id);
 }
 
+void StepCoordinator::release(const std::vector<caf::actor>& partitions) {
+  for (const caf::actor& p : partitions) {
+    if (watched_.erase(p.address()) > 0) demonitor(p);
+    send_exit(p, caf::exit_reason::user_shutdown);
+  }
+}
+
 caf::behavior StepCoordinator::make_behavior() {
   set_down_handler([=](caf::down_msg& dm) {
     auto watched = watched_.find(dm.source);
@@ -95,6 +102,7 @@ caf::behavior StepCoordinator::make_behavior() {
   });
   return {
       [=](begin_atom, StepPlan& plan) { begin(plan); },
+      [=](release_atom, const std::vector<caf::actor>& partitions) { release(partitions); },
       [=](result_atom, StepResult& r) {
         auto it = steps_.find(r.step_id);
         if (it == steps_.end()) return;  // answered already (its partition went down)

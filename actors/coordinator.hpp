@@ -7,6 +7,10 @@
 // `unavailable` naming the partition (and its task), and every later step
 // that would use it at once. Emits partition_up / partition_down. Internal
 // to actors/; includes CAF.
+//
+// Partitions the session no longer needs are released through it
+// (`release`): it stops watching them before it stops them, so that their
+// end is neither a partition_down nor an error of a later step.
 #pragma once
 
 #include <caf/all.hpp>
@@ -58,6 +62,7 @@ class StepCoordinator : public ActorBase {
   void begin(StepPlan& plan);
   void answer(uint64_t id, Step& step, size_t partition, StepWaiter::Result result);
   void abort_rest(uint64_t id, Step& step);
+  void release(const std::vector<caf::actor>& partitions);
   void trace(EventKind kind, const std::string& partition, const std::string& detail);
 
   EventSink* events_;

@@ -60,6 +60,7 @@ using route_atom = caf::atom_constant<caf::atom("route")>;
 using unroute_atom = caf::atom_constant<caf::atom("unroute")>;
 using result_atom = caf::atom_constant<caf::atom("result")>;
 using begin_atom = caf::atom_constant<caf::atom("begin")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
 
 // Values crossing between actors of one partition: (item, tensor, dead).
 struct ValueBatch {

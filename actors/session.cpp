@@ -204,14 +204,17 @@ struct Session::Impl {
       for (size_t i = 0; i < cores; ++i) workers.push_back(system.spawn<KernelWorker>());
   }
   ~Impl() {
-    for (auto& [sig, p] : prepared) release(*p);
+    for (auto& [sig, p] : prepared)
+      for (auto& a : p->partitions) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
     if (options.deterministic) drain();
   }
 
-  static void release(const Prepared& p) {
-    for (auto& a : p.partitions) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  // Partitions no step will use again: the coordinator stops watching
+  // them, then stops them (their end is no partition_down).
+  void release(const Prepared& p) {
+    if (!p.partitions.empty()) caf::anon_send(coordinator, release_atom::value, p.partitions);
   }
 
   caf::scheduler::test_coordinator& coordinator_of_tests() {
