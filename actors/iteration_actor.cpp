@@ -36,6 +36,7 @@ IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr ste
 void IterationActor::trace_transfers(const TransferBatch& batch) {
   EventSink* sink = step_->context.events;
   for (const TransferValue& v : batch.values) {
+    if (v.part + 1 < v.parts) continue;  // a value in parts is one event, at its last part
     Event e(EventKind::message_received);
     e.time_ns = sink->now_ns();
     e.step = step_->context.step_id;
@@ -45,7 +46,8 @@ void IterationActor::trace_transfers(const TransferBatch& batch) {
     e.to = "iteration " + e.tag;
     e.key = "transfer:" + exec_->transfer_name(v.key);
     e.dead = v.dead;
-    e.bytes = static_cast<int64_t>(v.value.byte_size());
+    e.bytes = static_cast<int64_t>(v.fragment ? v.whole_shape.num_elements() * ops::dtype_size(ops::base_dtype(v.whole_dtype))
+                                              : v.value.byte_size());
     sink->record(std::move(e));
   }
 }
@@ -138,7 +140,7 @@ caf::behavior IterationActor::make_behavior() {
         if (step_->context.events != nullptr)
           trace_transfers(batch);
         for (TransferValue& v : batch.values) {
-          Status s = state_.deliver_transfer(v.key, std::move(v.value), v.dead);
+          Status s = state_.receive_transfer(v);
           if (!s.ok()) {
             quit(to_caf_error(s));
             return;
@@ -162,6 +164,23 @@ void IterationActor::run_and_report() {
   } while (state_.has_ready());
 }
 
+namespace {
+
+void send_transfer(caf::event_based_actor* self, const StepShared& step, const Tag& tag, int peer,
+                   TransferBatch&& batch) {
+  batch.step_id = step.context.step_id;
+  batch.instance = tag.frame_instance();
+  batch.iteration = tag.iteration();
+  batch.from_partition = step.partition_index;
+  // Straight to the peer's frame instance once the peer announced it;
+  // through the peer partition, which finds it, until then.
+  caf::actor frame = step.routes ? step.routes->find(peer, batch.instance) : caf::actor();
+  const caf::actor& to = frame ? frame : step.peers[static_cast<size_t>(peer)];
+  self->send(to, transfer_atom::value, std::move(batch));
+}
+
+}  // namespace
+
 void send_transfers(caf::event_based_actor* self, const StepShared& step, const Executable& exec,
                     const Tag& tag, std::vector<OutValue>& sends) {
   std::map<int, TransferBatch> by_peer;
@@ -181,20 +200,31 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
       e.bytes = static_cast<int64_t>(v.value.byte_size());
       sink->record(std::move(e));
     }
-    b.values.push_back({item.transfer_hash, std::move(v.value), v.dead});
+    const uint32_t parts =
+        v.dead || !v.value.valid() || ops::dtype_is_object(v.value.dtype()) ? 1 : transfer_parts(v.value.byte_size());
+    if (parts == 1) {
+      TransferValue& x = b.values.emplace_back();
+      x.key = item.transfer_hash;
+      x.value = std::move(v.value);
+      x.dead = v.dead;
+      continue;
+    }
+    // A large value: a message per part, each with the whole tensor by
+    // reference (only a serialiser reads out the part's bytes).
+    for (uint32_t part = 0; part < parts; ++part) {
+      TransferBatch one;
+      TransferValue x;
+      x.key = item.transfer_hash;
+      x.value = v.value;
+      x.part = part;
+      x.parts = parts;
+      one.values.push_back(std::move(x));
+      send_transfer(self, step, tag, item.transfer_partition, std::move(one));
+    }
   }
   sends.clear();
-  for (auto& [peer, batch] : by_peer) {
-    batch.step_id = step.context.step_id;
-    batch.instance = tag.frame_instance();
-    batch.iteration = tag.iteration();
-    batch.from_partition = step.partition_index;
-    // Straight to the peer's frame instance once the peer announced it;
-    // through the peer partition, which finds it, until then.
-    caf::actor frame = step.routes ? step.routes->find(peer, batch.instance) : caf::actor();
-    const caf::actor& to = frame ? frame : step.peers[static_cast<size_t>(peer)];
-    self->send(to, transfer_atom::value, std::move(batch));
-  }
+  for (auto& [peer, batch] : by_peer)
+    if (!batch.values.empty()) send_transfer(self, step, tag, peer, std::move(batch));
 }
 
 // For a child frame that skips dead instances: holds the Enter values

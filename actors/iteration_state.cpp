@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
+#include "ops/memory_budget.hpp"
 #include "ops/resource.hpp"
 
 namespace tagflow::actors {
@@ -100,6 +103,7 @@ void IterationState::reset(const Executable& exec, FrameId frame, Tag tag,
   nodes_run_ = 0;
   outstanding_jobs_ = 0;
   transfers_missing_ = layout.num_recvs;
+  partial_.clear();
   if (tag_.iteration() > 0)
     for (int enter : layout.enters_beyond_merges) deliver_dead_beyond_merges(exec.item(enter));
 }
@@ -232,6 +236,61 @@ Status IterationState::deliver_transfer(uint64_t key, ops::Tensor value, bool de
     make_ready(recv_item);
   }
   return ops::ok_status();
+}
+
+Status IterationState::receive_transfer(TransferValue& v) {
+  if (v.parts <= 1) return deliver_transfer(v.key, std::move(v.value), v.dead);
+  return receive_part(v);
+}
+
+Status IterationState::receive_part(TransferValue& v) {
+  const auto bad = [&](const std::string& what) {
+    return Status(ops::Error::internal,
+                  fmt::format("a transfer for key '{}' at tag {} on partition {}: {}", exec_->transfer_name(v.key),
+                              tag_.to_string(), exec_->partition(), what));
+  };
+  auto it = std::find_if(partial_.begin(), partial_.end(), [&](const PartialTransfer& p) { return p.key == v.key; });
+  if (it == partial_.end()) {
+    PartialTransfer p;
+    p.key = v.key;
+    if (!v.fragment) {
+      p.whole = v.value;  // every part of a transfer within the process is the whole tensor
+    } else {
+      try {
+        ops::MemoryBudgetScope scope(ctx_->memory);
+        p.whole = ops::Tensor::uninitialized(v.whole_dtype, v.whole_shape);
+      } catch (const ops::MemoryLimitExceeded& e) {
+        return Status(ops::Error::resource_exhausted,
+                      fmt::format("a transfer for key '{}' at tag {} on partition {}: {}", exec_->transfer_name(v.key),
+                                  tag_.to_string(), exec_->partition(), e.what()));
+      }
+    }
+    if (!p.whole.valid() || ops::dtype_is_object(p.whole.dtype()) || v.parts != transfer_parts(p.whole.byte_size()))
+      return bad(fmt::format("{} parts of a {} tensor", v.parts,
+                             p.whole.valid() ? ops::dtype_name(p.whole.dtype()) + " " + p.whole.shape().to_string()
+                                             : "dead"));
+    p.seen.assign(v.parts, false);
+    p.left = v.parts;
+    partial_.push_back(std::move(p));
+    it = std::prev(partial_.end());
+  }
+  PartialTransfer& p = *it;
+  if (v.dead || v.parts != p.seen.size() || v.part >= v.parts || p.seen[v.part])
+    return bad(fmt::format("part {} of {} does not fit the {} parts it continues, or came twice", v.part, v.parts,
+                           p.seen.size()));
+  const uint64_t at = uint64_t{v.part} * kTransferPartBytes;
+  const uint64_t n = transfer_part_size(p.whole.byte_size(), v.part);
+  if (v.fragment) {
+    if (v.value.byte_size() != n) return bad(fmt::format("part {} has {} bytes, not {}", v.part, v.value.byte_size(), n));
+    std::memcpy(static_cast<char*>(p.whole.raw_mutable_data()) + at, v.value.raw_data(), n);
+  } else if (!v.value.shares_buffer_with(p.whole)) {
+    return bad(fmt::format("part {} is not of the tensor its first part began", v.part));
+  }
+  p.seen[v.part] = true;
+  if (--p.left > 0) return ops::ok_status();
+  ops::Tensor whole = std::move(p.whole);
+  partial_.erase(it);
+  return deliver_transfer(v.key, std::move(whole), false);
 }
 
 Status IterationState::node_error(const NodeItem& item, const Status& s) const {

@@ -16,6 +16,7 @@
 #include "actors/events.hpp"
 #include "actors/executable.hpp"
 #include "actors/tag.hpp"
+#include "actors/transfer.hpp"
 #include "ops/tensor.hpp"
 
 namespace tagflow::actors {
@@ -122,6 +123,10 @@ class IterationState {
   // Delivers the transfer a `_Recv` of this iteration waits for; a second
   // one for the same Recv is an error naming its key.
   Status deliver_transfer(uint64_t key, ops::Tensor value, bool dead);
+  // Takes a transfer whole or in parts: the value of a part is delivered
+  // once every part has come (a fragment's bytes are copied into the tensor
+  // allocated, within the step's memory budget, at its first part).
+  Status receive_transfer(TransferValue& v);
   // _Recvs of this iteration whose transfer has not arrived: the iteration
   // is not done while one is missing.
   int transfers_missing() const { return transfers_missing_; }
@@ -181,6 +186,15 @@ class IterationState {
   int64_t nodes_run_ = 0;
   int outstanding_jobs_ = 0;  // batch jobs not finished
   int transfers_missing_ = 0;
+  // Transfers that have come in part (rarely more than one at a time).
+  struct PartialTransfer {
+    uint64_t key = 0;
+    ops::Tensor whole;
+    std::vector<bool> seen;  // by part
+    uint32_t left = 0;
+  };
+  std::vector<PartialTransfer> partial_;
+  Status receive_part(TransferValue& v);
 };
 
 }  // namespace tagflow::actors

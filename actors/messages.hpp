@@ -26,10 +26,13 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -37,6 +40,7 @@
 #include "actors/iteration_state.hpp"
 #include "actors/tag.hpp"
 #include "actors/tensor_inspect.hpp"
+#include "actors/transfer.hpp"
 
 namespace tagflow::actors {
 
@@ -75,15 +79,6 @@ struct IterationReport {
   std::vector<OutValue> fetches;
   bool quiescent = false;   // nothing ready, no child frame outstanding
   int64_t received = 0;     // messages from the frame processed so far
-};
-
-// One value of a `_Send`, addressed by its transfer key (Executable::
-// transfer_hash of "tensor_name;send_device;recv_device"): the receiving
-// partition finds its `_Recv` by the key, never by a node id.
-struct TransferValue {
-  uint64_t key = 0;
-  ops::Tensor value;
-  bool dead = false;
 };
 
 // Values of `_Send`s of one (frame instance, iteration) for one peer
@@ -197,9 +192,51 @@ typename Inspector::result_type inspect(Inspector& f, IterationReport& x) {
            x.fetches, x.quiescent, x.received);
 }
 
+// A whole value crosses as its tensor; a part as the whole tensor's head
+// and the part's bytes, read into a fragment (checked against the head and
+// what is left of the message before anything is allocated).
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TransferValue& x) {
-  return f(caf::meta::type_name("tagflow.transfer_value"), x.key, x.value, x.dead);
+  if constexpr (std::is_base_of<caf::serializer, Inspector>::value) {
+    if (caf::error e = f(x.key, x.dead, x.part, x.parts)) return e;
+    if (x.parts <= 1) return f(x.value);
+    if (x.fragment || !x.value.valid() || ops::dtype_is_object(x.value.dtype()) ||
+        x.part >= transfer_parts(x.value.byte_size()) || x.parts != transfer_parts(x.value.byte_size()))
+      return caf::make_error(caf::sec::invalid_argument, "a transfer part that does not fit its tensor");
+    std::string head;
+    ops::append_tensor_wire_head(x.value, &head);
+    if (caf::error e = f(head)) return e;
+    const uint64_t at = uint64_t{x.part} * kTransferPartBytes;
+    return f.apply_raw(transfer_part_size(x.value.byte_size(), x.part),
+                       const_cast<char*>(static_cast<const char*>(x.value.raw_data())) + at);
+  } else if constexpr (std::is_base_of<caf::deserializer, Inspector>::value) {
+    if (caf::error e = f(x.key, x.dead, x.part, x.parts)) return e;
+    if (x.parts <= 1) return f(x.value);
+    std::string head;
+    if (caf::error e = f(head)) return e;
+    auto whole = ops::describe_tensor_wire_head(head);
+    if (!whole.ok()) return caf::make_error(caf::sec::invalid_argument, whole.status().to_string());
+    const auto malformed = [&](const std::string& what) {
+      return caf::make_error(caf::sec::invalid_argument, "malformed transfer part: " + what);
+    };
+    if (x.dead) return malformed("a dead value has no parts");
+    if (x.parts != transfer_parts(whole->payload))
+      return malformed(std::to_string(x.parts) + " parts for " + std::to_string(whole->payload) + " bytes");
+    if (x.part >= x.parts)
+      return malformed("part " + std::to_string(x.part) + " of " + std::to_string(x.parts));
+    const uint64_t n = transfer_part_size(whole->payload, x.part);
+    if (auto* binary = dynamic_cast<caf::binary_deserializer*>(&f); binary != nullptr && n > binary->remaining())
+      return malformed(std::to_string(n) + " bytes, " + std::to_string(binary->remaining()) + " left in the message");
+    ops::Tensor bytes = ops::Tensor::uninitialized(ops::DType::uint8, ops::Shape{static_cast<int64_t>(n)});
+    if (caf::error e = f.apply_raw(n, bytes.raw_mutable_data())) return e;
+    x.value = std::move(bytes);
+    x.fragment = true;
+    x.whole_dtype = whole->dtype;
+    x.whole_shape = whole->shape;
+    return caf::error{};
+  } else {
+    return f(caf::meta::type_name("tagflow.transfer_value"), x.key, x.value, x.dead, x.part, x.parts);
+  }
 }
 
 template <class Inspector>

@@ -95,7 +95,7 @@ void PartitionActor::abort(uint64_t step_id, const Status& s) {
 // step ended with the error) if a value cannot be taken.
 bool PartitionActor::deliver_to_root(TransferBatch& batch) {
   for (TransferValue& v : batch.values) {
-    Status s = root_.deliver_transfer(v.key, std::move(v.value), v.dead);
+    Status s = root_.receive_transfer(v);
     if (!s.ok()) {
       end_inline(std::move(s));
       return false;

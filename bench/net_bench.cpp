@@ -50,6 +50,8 @@ using namespace tagflow;
 namespace {
 
 constexpr int kReps = 5;
+const std::vector<size_t> kChunkSizes = {size_t{128} << 10, size_t{256} << 10, size_t{512} << 10,
+                                         size_t{1} << 20, size_t{4} << 20};
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "net_bench: %s\n", what.c_str());
@@ -206,6 +208,40 @@ void loops(int n, uint16_t worker_port, double caf_rtt) {
   }
 }
 
+// A MIB MiB float32 tensor made here (Fill) and summed on `other`: the
+// step crosses once with the tensor and once back with a scalar.
+std::string tensor_step_text(int mib) {
+  const std::string axes =
+      "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 0 int_val: 1 "
+      "} } }";
+  using namespace tagflow::testing;
+  return bench::fill("big", mib * 1024, 256, 1.0f) + unary("moved", "Identity", "big", "DT_FLOAT") +
+         node("axes", "Const", {}, type_attr("dtype", "DT_INT32") + " " + axes) +
+         node("total", "Sum", {"moved", "axes"}, type_attr("T", "DT_FLOAT") + " " + type_attr("Tidx", "DT_INT32"));
+}
+
+// The same step on one device of this process and with the sum on the
+// worker: what the transfer adds, against the raw socket's MIB MiB.
+void tensor_step(int mib, uint16_t worker_port, double raw_bulk) {
+  const std::string text = tensor_step_text(mib);
+  const std::vector<std::string> body = {"moved", "axes", "total"};
+  auto one = placed(text, {}, "", worker_port);
+  auto local = placed(text, body, "/job:localhost/replica:0/task:0/device:CPU:1", worker_port);
+  auto remote = placed(text, body, "/job:worker/replica:0/task:0/device:CPU:0", worker_port);
+  const float want = static_cast<float>(mib) * 1024 * 256;
+  for (auto* s : {one.get(), local.get(), remote.get()})
+    if (run_or_die(*s, {}, "total")[0].scalar_value<float>() != want) die("the tensor step summed wrongly");
+  const double t1 = bench::median_seconds(kReps, [&] { bench::keep(run_or_die(*one, {}, "total")); });
+  const double t2 = bench::median_seconds(kReps, [&] { bench::keep(run_or_die(*local, {}, "total")); });
+  const double t3 = bench::median_seconds(kReps, [&] { bench::keep(run_or_die(*remote, {}, "total")); });
+  const double bytes = static_cast<double>(mib) * (1 << 20);
+  std::printf("%d MiB tensor through a step (Fill here, Sum on the worker), median of %d: %.1f ms  | one device %.1f "
+              "ms, Sum on another device of this process %.1f ms  | the transfer: %.1f ms, %.2f GB/s (%.0f%% of the "
+              "socket)\n",
+              mib, kReps, t3 * 1e3, t1 * 1e3, t2 * 1e3, (t3 - t1) * 1e3, bytes / (t3 - t1) / 1e9,
+              100.0 * raw_bulk / (t3 - t1));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -278,7 +314,8 @@ int main(int argc, char** argv) {
   ::close(fd);
 
   // CAF.
-  double caf_rtt = 0, caf_bulk = 0, caf_chunked = 0;
+  double caf_rtt = 0, caf_bulk = 0;
+  std::vector<double> caf_chunked;
   {
     Config cfg;
     caf::actor_system sys{cfg};
@@ -296,22 +333,25 @@ int main(int argc, char** argv) {
           .receive([&](int64_t n) { if (n != static_cast<int64_t>(bytes)) die("short tensor"); },
                    [&](caf::error& e) { die("tensor: " + sys.render(e)); });
     });
-    // The same bytes as 1 MiB tensors sent one after the other without
+    // The same bytes as smaller tensors sent one after the other without
     // waiting: what sending a large tensor in chunks would give.
-    std::vector<ops::Tensor> chunks;
-    for (size_t at = 0; at < bytes; at += size_t{1} << 20) {
-      const size_t n = std::min(bytes - at, size_t{1} << 20);
-      ops::Tensor c = ops::Tensor::uninitialized(ops::DType::uint8, ops::Shape{static_cast<int64_t>(n)});
-      std::memcpy(c.raw_mutable_data(), static_cast<const char*>(t.raw_data()) + at, n);
-      chunks.push_back(std::move(c));
+    for (size_t chunk_bytes : kChunkSizes) {
+      std::vector<ops::Tensor> chunks;
+      for (size_t at = 0; at < bytes; at += chunk_bytes) {
+        const size_t n = std::min(bytes - at, chunk_bytes);
+        ops::Tensor c = ops::Tensor::uninitialized(ops::DType::uint8, ops::Shape{static_cast<int64_t>(n)});
+        std::memcpy(c.raw_mutable_data(), static_cast<const char*>(t.raw_data()) + at, n);
+        chunks.push_back(std::move(c));
+      }
+      caf_chunked.push_back(bench::median_seconds(kReps, [&] {
+        for (const ops::Tensor& c : chunks) self->send(*remote, c);
+        for (size_t i = 0; i < chunks.size(); ++i)
+          self->receive([](int64_t) {}, caf::after(std::chrono::seconds(60)) >> [] { die("chunks timed out"); });
+      }));
     }
-    caf_chunked = bench::median_seconds(kReps, [&] {
-      for (const ops::Tensor& c : chunks) self->send(*remote, c);
-      for (size_t i = 0; i < chunks.size(); ++i)
-        self->receive([](int64_t) {}, caf::after(std::chrono::seconds(60)) >> [] { die("chunks timed out"); });
-    });
   }
-  loops(iterations, worker_port, caf_rtt);
+  if (std::getenv("NET_BENCH_ONLY_TENSOR") == nullptr) loops(iterations, worker_port, caf_rtt);
+  tensor_step(mib, worker_port, raw_bulk);
   write_all(stop_pipe[1], "s", 1);
   int status = 0;
   for (int i = 0; i < 100 && ::waitpid(child, &status, WNOHANG) == 0; ++i) ::usleep(50000);
@@ -327,8 +367,10 @@ int main(int argc, char** argv) {
               "raw TCP %.1f ms, %.2f GB/s  (%.0f%% of the socket)\n",
               mib, kReps, caf_bulk * 1e3, bytes / caf_bulk / 1e9, raw_bulk * 1e3, bytes / raw_bulk / 1e9,
               100.0 * raw_bulk / caf_bulk);
-  std::printf("%d MiB as 1 MiB tensors, one message each, sent back to back (median of %d): %.1f ms, %.2f GB/s  "
-              "(%.0f%% of the socket)\n",
-              mib, kReps, caf_chunked * 1e3, bytes / caf_chunked / 1e9, 100.0 * raw_bulk / caf_chunked);
+  for (size_t i = 0; i < kChunkSizes.size(); ++i)
+    std::printf("%d MiB as %zu KiB tensors, one message each, sent back to back (median of %d): %.1f ms, "
+                "%.2f GB/s  (%.0f%% of the socket)\n",
+                mib, kChunkSizes[i] >> 10, kReps, caf_chunked[i] * 1e3, bytes / caf_chunked[i] / 1e9,
+                100.0 * raw_bulk / caf_chunked[i]);
   return 0;
 }

@@ -112,8 +112,10 @@ namespace {
 
 // read_tensor_wire; with `detached` (a head), a fixed-size payload is not
 // in *bytes: at most *detached bytes may follow, and *detached is set to
-// the payload to copy into the tensor (0 if none).
-Expected<Tensor> read_wire(std::string_view* bytes, int64_t max_bytes, size_t offset, uint64_t* detached) {
+// the payload to copy into the tensor (0 if none). With `described` too, a
+// fixed-size tensor is not allocated: its dtype and shape go there.
+Expected<Tensor> read_wire(std::string_view* bytes, int64_t max_bytes, size_t offset, uint64_t* detached,
+                           TensorWireHead* described = nullptr) {
   Reader r(*bytes, offset);
   uint8_t version = 0;
   TF_RETURN_IF_ERROR(r.get(&version, "format version"));
@@ -159,7 +161,10 @@ Expected<Tensor> read_wire(std::string_view* bytes, int64_t max_bytes, size_t of
       return Status(Error::resource_exhausted,
                     fmt::format("a tensor on the wire ({} {}, {} bytes) is larger than the limit of {} bytes",
                                 dtype_name(dtype), shape->to_string(), payload, max_bytes));
-    if (!object) {
+    if (!object && apart && described != nullptr) {
+      *described = TensorWireHead{dtype, *shape, payload};
+      *detached = payload;
+    } else if (!object) {
       out = Tensor::uninitialized(dtype, *shape);
       if (apart) *detached = payload;
       else if (payload > 0) std::memcpy(out.raw_mutable_data(), r.take(payload).data(), payload);
@@ -201,6 +206,21 @@ Expected<Tensor> read_tensor_wire_head(std::string_view head, uint64_t available
     return Status(Error::parse_error, fmt::format("malformed tensor on the wire at byte {}: {} bytes follow its head",
                                                   head.size() - rest.size(), rest.size()));
   return t;
+}
+
+Expected<TensorWireHead> describe_tensor_wire_head(std::string_view head) {
+  std::string_view rest = head;
+  uint64_t payload = std::numeric_limits<uint64_t>::max();
+  TensorWireHead described;
+  TF_ASSIGN_OR_RETURN(Tensor t, read_wire(&rest, std::numeric_limits<int64_t>::max(), 0, &payload, &described));
+  if (!rest.empty())
+    return Status(Error::parse_error, fmt::format("malformed tensor on the wire at byte {}: {} bytes follow its head",
+                                                  head.size() - rest.size(), rest.size()));
+  if (described.dtype == DType::invalid)
+    return Status(Error::parse_error,
+                  fmt::format("malformed tensor head on the wire: {} where a tensor of fixed-size elements was expected",
+                              t.valid() ? dtype_name(t.dtype()) + " " + t.shape().to_string() : "an invalid tensor"));
+  return described;
 }
 
 Expected<Tensor> decode_tensor_wire(std::string_view bytes, int64_t max_bytes) {

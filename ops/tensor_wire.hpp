@@ -63,4 +63,15 @@ size_t detached_payload_size(const Tensor& t);
 Expected<Tensor> read_tensor_wire_head(std::string_view head, uint64_t available, int64_t max_bytes,
                                        uint64_t* payload);
 
+// What a head of a fixed-size tensor says, read without allocating the
+// tensor (a transfer in parts: actors/messages.hpp). The checks are
+// read_tensor_wire's; the head of a string tensor or of the invalid tensor
+// is malformed here.
+struct TensorWireHead {
+  DType dtype = DType::invalid;
+  Shape shape;
+  uint64_t payload = 0;  // bytes: num_elements * dtype size
+};
+Expected<TensorWireHead> describe_tensor_wire_head(std::string_view head);
+
 }  // namespace tagflow::ops

@@ -56,6 +56,26 @@ inline std::string float_const(const std::string& name, float v, const std::vect
                   std::to_string(v) + " } } }");
 }
 
+// acc = ramp; 4 times: acc = acc * 0.5 + ramp, with ramp = [0, 1, ...,
+// 200000] (float32, 800,004 bytes: a transfer of it crosses in parts, the
+// last one short). Fetch `w/acc_exit`, and `total` (its sum).
+inline std::string large_tensor_loop() {
+  std::string body =
+      enter("w/acc_enter", "ramp", "w", false, 10, "DT_FLOAT") +
+      merge("w/acc_merge", {"w/acc_enter", "w/acc_next"}, "DT_FLOAT") +
+      binary("w/acc_switch", "Switch", "w/acc_merge", "w/LoopCond", "DT_FLOAT") +
+      unary("w/acc_identity", "Identity", "w/acc_switch:1", "DT_FLOAT") +
+      enter("w/ramp", "ramp", "w", true, 10, "DT_FLOAT") + float_const("w/half", 0.5f, {"^w/Identity"}) +
+      binary("w/scaled", "Mul", "w/acc_identity", "w/half", "DT_FLOAT") +
+      binary("w/sum", "AddV2", "w/scaled", "w/ramp", "DT_FLOAT") +
+      unary("w/acc_next", "NextIteration", "w/sum", "DT_FLOAT") +
+      unary("w/acc_exit", "Exit", "w/acc_switch", "DT_FLOAT");
+  return float_const("r0", 0.0f) + float_const("r1", 200001.0f) + float_const("r2", 1.0f) +
+         node("ramp", "Range", {"r0", "r1", "r2"}, type_attr("Tidx", "DT_FLOAT")) + int_const("start", 0) +
+         int_const("n", 4) + counting_loop("w", "start", "n", 1, 10, body) + int_const("axis", 0) +
+         node("total", "Sum", {"w/acc_exit", "axis"}, type_attr("T", "DT_FLOAT") + type_attr("Tidx", "DT_INT32"));
+}
+
 // A ref variable v (float scalar): `init` sets it to 1, `bump` adds 2; the
 // loop w sums v over 4 iterations, reading it through RefEnter + Identity.
 inline std::string ref_variable_graph() {

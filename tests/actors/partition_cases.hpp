@@ -84,14 +84,25 @@ inline std::vector<Case> cases() {
         {{}, {"w/acc_exit"}, {}}}},
       {"tensor array", text(tensor_array_graph), {{{}, {"gather"}, {}}}},
       {"stack", text(stack_graph), {{{}, {"pop_1", "pop_2", "pop_3"}, {}}, {{}, {"pop_4"}, {}}}},
+      {"a large tensor in a loop", text(large_tensor_loop), {{{}, {"w/acc_exit", "total"}, {}}}},
   };
 }
 
-// What a step gave, comparable across runs: values, or the error's code.
+// What a step gave, comparable across runs: values (a tensor of fixed-size
+// elements with every byte, through a hash), or the error's code.
 inline std::string outcome(const ops::Expected<std::vector<Tensor>>& r) {
   if (!r.ok()) return "error " + std::to_string(static_cast<int>(r.status().code()));
   std::string s;
-  for (const Tensor& t : *r) s += t.debug_string() + "; ";
+  for (const Tensor& t : *r) {
+    s += t.debug_string();
+    if (t.valid() && t.raw_data() != nullptr) {
+      uint64_t h = 1469598103934665603ull;  // FNV-1a
+      const auto* p = static_cast<const unsigned char*>(t.raw_data());
+      for (size_t i = 0; i < t.byte_size(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+      s += " #" + std::to_string(h);
+    }
+    s += "; ";
+  }
   return s;
 }
 

@@ -48,6 +48,7 @@ std::vector<std::string> run_steps(const Case& c, const actors::SessionOptions& 
   std::vector<std::string> out;
   for (const Step& step : c.steps) {
     auto r = (*s)->run(step.feeds, step.fetches, step.targets);
+    if (!r.ok()) BOOST_TEST_MESSAGE(r.status().to_string());
     out.push_back(outcome(r));
     for (const std::string& p : (*s)->last_partitions())
       if (p.find("/job:worker/") != std::string::npos) *remote = true;
@@ -146,6 +147,39 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_ends_the_step_naming_its_task_and_the_sessi
   int later_downs = 0;
   for (const actors::Event& e : events.events()) later_downs += e.kind == actors::EventKind::partition_down;
   BOOST_TEST(later_downs == 1);
+}
+
+// An 800 KB tensor crosses from the client to a worker at the root, between
+// the workers in every iteration of a loop (through the client), and back:
+// in parts each time, put together byte for byte.
+BOOST_AUTO_TEST_CASE(a_large_tensor_crosses_processes_in_parts) {
+  Cluster cluster(2);
+  const std::vector<std::string> devices = cluster.devices();
+  const std::string client = "/job:localhost/replica:0/task:0/device:CPU:0";
+  graph::Graph g = parse(large_tensor_loop());
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) {
+    const std::string& name = g.node(id).name;
+    const bool in_loop = name.rfind("w/", 0) == 0;
+    g.mutable_node(id).device = name == "w/scaled" ? devices[1] : in_loop ? devices[0] : client;
+  }
+  actors::SessionOptions one;
+  one.num_devices = 1;
+  size_t ignored = 0;
+  bool remote = false;
+  Case c{"large", [&] { return g; }, {{{}, {"w/acc_exit", "total"}, {}}}};
+  const Case unplaced{"large", [] { return parse(large_tensor_loop()); }, c.steps};
+  const std::vector<std::string> want = run_steps(unplaced, one, &ignored, &remote);
+  BOOST_REQUIRE(want.front().rfind("float32[200001]", 0) == 0);
+  for (int threads : {1, 2, 4}) {
+    BOOST_TEST_CONTEXT(threads << " threads") {
+      size_t partitions = 0;
+      remote = false;
+      BOOST_TEST(run_steps(c, cluster_options(cluster, threads), &partitions, &remote) == want,
+                 boost::test_tools::per_element());
+      BOOST_TEST(partitions == 3u);
+      BOOST_TEST(remote);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_stopped_worker_is_found_by_the_heartbeat) {
