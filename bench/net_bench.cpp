@@ -11,7 +11,11 @@
 //     int32) between an actor of each process;
 //   - bulk: MIB MiB over the socket and a float32 Tensor of MIB MiB as a
 //     CAF message (its wire form: actors/tensor_inspect.hpp), each answered
-//     by a short acknowledgement;
+//     by a short acknowledgement; the same bytes as tensors of 128 KiB to
+//     4 MiB sent back to back, one message each;
+//   - a step that makes a MIB MiB tensor here and sums it on the worker,
+//     against the same step on one device (NET_BENCH_ONLY_TENSOR=1 runs
+//     only this and the bulk measures, for profiling);
 //   - loops (the child is also a tagflow worker, /job:worker/task:0): the
 //     counting loop and the 64x64 MatMul loop with their body on the
 //     worker's device and the pivot here, beside the same split between
