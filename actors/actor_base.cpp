@@ -10,6 +10,50 @@ std::string ActorBase::unreadable_text(caf::scheduled_actor* self, caf::message_
   return "an unexpected message " + caf::to_string(x.content()) + " from node " + from;
 }
 
+void ActorBase::set_trace_ref(const trace::ActorRef& ref, trace::Sink* sink, uint64_t step) {
+  trace_ref_ = ref;
+  taken_sink_ = sink;
+  trace_step_ = step;
+}
+
+void ActorBase::record_taken(const caf::mailbox_element& x) {
+  trace::ActorRef from{trace::Role::caller, -1, 0, 0};
+  if (x.sender) {
+    auto* sender = dynamic_cast<ActorBase*>(caf::actor_cast<caf::abstract_actor*>(x.sender));
+    if (sender != nullptr) from = sender->trace_ref_;
+  }
+  taken_sink_->record(trace::message_taken(trace_step_, trace_ref_, from, message_kind(x.content()), ++taken_[from]));
+}
+
+trace::MessageKind message_kind(const caf::type_erased_tuple& m) {
+  using K = trace::MessageKind;
+  if (m.empty() || !m.match_element<caf::atom_value>(0)) return K::other;
+  switch (static_cast<uint64_t>(m.get_as<caf::atom_value>(0))) {
+    case static_cast<uint64_t>(caf::atom("transfer")): return K::transfer;
+    case static_cast<uint64_t>(caf::atom("enter")): return K::enter;
+    case static_cast<uint64_t>(caf::atom("deliver")): return K::deliver;
+    case static_cast<uint64_t>(caf::atom("start")): return K::start;
+    case static_cast<uint64_t>(caf::atom("report")): return K::report;
+    case static_cast<uint64_t>(caf::atom("exits")): return K::exits;
+    case static_cast<uint64_t>(caf::atom("framedone")): return K::frame_done;
+    case static_cast<uint64_t>(caf::atom("runstep")): return K::step_start;
+    case static_cast<uint64_t>(caf::atom("result")): return K::step_result;
+    case static_cast<uint64_t>(caf::atom("stepresult")): return K::step_result;
+    case static_cast<uint64_t>(caf::atom("abort")): return K::abort;
+    case static_cast<uint64_t>(caf::atom("route")): return K::route;
+    case static_cast<uint64_t>(caf::atom("frameup")): return K::route;
+    case static_cast<uint64_t>(caf::atom("compute")): return K::compute;
+    default: return K::other;
+  }
+}
+
+#ifndef TAGFLOW_TSAN_ANNOTATE
+caf::invoke_message_result ActorBase::consume(caf::mailbox_element& x) {
+  if (taken_sink_ != nullptr) record_taken(x);
+  return caf::event_based_actor::consume(x);
+}
+#endif
+
 }  // namespace tagflow::actors
 
 #ifdef TAGFLOW_TSAN_ANNOTATE
@@ -61,6 +105,7 @@ caf::resumable::resume_result ActorBase::resume(caf::execution_unit* eu, size_t 
 // another worker before resume() returns: release here, not only there.
 caf::invoke_message_result ActorBase::consume(caf::mailbox_element& x) {
   __tsan_acquire(&x);
+  if (taken_sink_ != nullptr) record_taken(x);
   auto result = caf::event_based_actor::consume(x);
   __tsan_release(state_sync(this));
   return result;

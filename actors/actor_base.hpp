@@ -16,7 +16,10 @@
 
 #include <caf/all.hpp>
 
+#include <map>
 #include <string>
+
+#include "trace/sink.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 #define TAGFLOW_TSAN_ANNOTATE 1
@@ -32,13 +35,19 @@ class ActorBase : public caf::event_based_actor {
  public:
   explicit ActorBase(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
 
+  // With a sink, the actor records a message_taken event for every message
+  // it takes from its mailbox: who sent it, what it carries, its number on
+  // that channel — the order a replay forces (docs/trace.md).
+  void set_trace_ref(const trace::ActorRef& ref, trace::Sink* sink, uint64_t step);
+  const trace::ActorRef& trace_ref() const { return trace_ref_; }
+  caf::invoke_message_result consume(caf::mailbox_element& x) override;
+
 #ifdef TAGFLOW_TSAN_ANNOTATE
   void on_destroy() override;
   void launch(caf::execution_unit* eu, bool lazy, bool hide) override;
   void initialize() override;
   void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override;
   resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
-  caf::invoke_message_result consume(caf::mailbox_element& x) override;
   bool cleanup(caf::error&& reason, caf::execution_unit* host) override;
 #endif
 
@@ -56,6 +65,17 @@ class ActorBase : public caf::event_based_actor {
     });
   }
   static std::string unreadable_text(caf::scheduled_actor* self, caf::message_view& x);
+
+ private:
+  void record_taken(const caf::mailbox_element& x);
+
+  trace::ActorRef trace_ref_;
+  trace::Sink* taken_sink_ = nullptr;
+  uint64_t trace_step_ = 0;
+  std::map<trace::ActorRef, uint64_t> taken_;  // messages taken so far, by sender
 };
+
+// What a message carries, by its first element (an atom).
+trace::MessageKind message_kind(const caf::type_erased_tuple& m);
 
 }  // namespace tagflow::actors

@@ -4,16 +4,9 @@
 
 namespace tagflow::actors {
 
-StepCoordinator::StepCoordinator(caf::actor_config& cfg, EventSink* events)
-    : ActorBase(cfg), events_(events) {}
-
-void StepCoordinator::trace(EventKind kind, const std::string& partition, const std::string& detail) {
-  if (events_ == nullptr) return;
-  Event e(kind);
-  e.time_ns = events_->now_ns();
-  e.partition = partition;
-  e.detail = detail;
-  events_->record(std::move(e));
+StepCoordinator::StepCoordinator(caf::actor_config& cfg, trace::Sink* events)
+    : ActorBase(cfg), events_(events) {
+  set_trace_ref({trace::Role::coordinator, -1, 0, 0}, events, 0);
 }
 
 void StepCoordinator::begin(StepPlan& plan) {
@@ -37,9 +30,9 @@ void StepCoordinator::begin(StepPlan& plan) {
       answer(id, step, i, Status(ops::Error::unavailable, down->second));
       continue;
     }
-    if (watched_.emplace(part.address(), p.names[i]).second) {
+    if (watched_.emplace(part.address(), Watched{p.names[i], static_cast<int32_t>(i)}).second) {
       monitor(part);
-      trace(EventKind::partition_up, p.names[i], fmt::format("step {}", id));
+      if (events_ != nullptr) events_->record(trace::partition_up(id, static_cast<int32_t>(i), p.names[i]));
     }
     StepStart& s = p.starts[i];
     s.peers = p.partitions;
@@ -82,7 +75,8 @@ caf::behavior StepCoordinator::make_behavior() {
   set_down_handler([=](caf::down_msg& dm) {
     auto watched = watched_.find(dm.source);
     if (watched == watched_.end()) return;
-    const std::string name = watched->second;
+    const std::string name = watched->second.name;
+    const int32_t index = watched->second.index;
     watched_.erase(watched);
     const std::string why =
         fmt::format("partition {} went down: {}", name,
@@ -90,7 +84,7 @@ caf::behavior StepCoordinator::make_behavior() {
                         ? "its process is unreachable (it died, or stopped answering the heartbeat)"
                         : caf::to_string(dm.reason));
     down_[dm.source] = why;
-    trace(EventKind::partition_down, name, why);
+    if (events_ != nullptr) events_->record(trace::partition_down(0, index, why));
     for (auto it = steps_.begin(); it != steps_.end();) {
       Step& step = it->second;
       for (size_t i = 0; i < step.plan.partitions.size(); ++i)

@@ -48,7 +48,7 @@ typename Inspector::result_type inspect(Inspector& f, StepPlan&) {
 
 class StepCoordinator : public ActorBase {
  public:
-  StepCoordinator(caf::actor_config& cfg, EventSink* events);
+  StepCoordinator(caf::actor_config& cfg, trace::Sink* events);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.coordinator"; }
 
@@ -63,11 +63,14 @@ class StepCoordinator : public ActorBase {
   void answer(uint64_t id, Step& step, size_t partition, StepWaiter::Result result);
   void abort_rest(uint64_t id, Step& step);
   void release(const std::vector<caf::actor>& partitions);
-  void trace(EventKind kind, const std::string& partition, const std::string& detail);
 
-  EventSink* events_;
+  trace::Sink* events_;
   std::map<uint64_t, Step> steps_;  // running, by step id
-  std::map<caf::actor_addr, std::string> watched_;  // monitored partitions
+  struct Watched {
+    std::string name;
+    int32_t index = 0;  // in the steps it serves
+  };
+  std::map<caf::actor_addr, Watched> watched_;  // monitored partitions
   std::map<caf::actor_addr, std::string> down_;     // and why each went down
 };
 

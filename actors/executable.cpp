@@ -102,6 +102,23 @@ uint64_t transfer_hash(const std::string& match_key) {
   return h;
 }
 
+std::shared_ptr<const trace::PartitionNames> Executable::trace_names() const {
+  std::call_once(names_once_, [this] {
+    auto t = std::make_shared<trace::PartitionNames>();
+    t->partition = partition_;
+    t->nodes.reserve(items_.size());
+    t->ops.reserve(items_.size());
+    for (const NodeItem& item : items_) {
+      t->nodes.push_back(item.node != nullptr ? item.node->name : std::string());
+      t->ops.push_back(item.node != nullptr ? item.node->op : std::string());
+      if (item.transfer_key != nullptr) t->transfers.emplace_back(item.transfer_hash, *item.transfer_key);
+    }
+    for (const FrameLayout& f : frames_) t->frames.push_back(f.name);
+    names_ = std::move(t);
+  });
+  return names_;
+}
+
 std::string Executable::transfer_name(uint64_t key) const {
   const int recv = recv_item(key);
   return recv >= 0 ? *item(recv).transfer_key : fmt::format("#{:016x}", key);

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "trace/names.hpp"
 #include "graph/control_flow.hpp"
 #include "graph/graph.hpp"
 #include "ops/kernel.hpp"
@@ -191,6 +193,9 @@ class Executable {
   // capacities that counts a kernel as a pointer-sized object (tests and
   // benchmarks bound the bytes per node with it).
   size_t memory_bytes() const;
+  // What the numbers of this partition's events stand for; made on first
+  // use (only when events are recorded). Thread-safe.
+  std::shared_ptr<const trace::PartitionNames> trace_names() const;
 
  private:
   Status init();
@@ -207,6 +212,8 @@ class Executable {
   int num_retvals_ = 0;
   int num_recvs_ = 0;
   std::unordered_map<uint64_t, int> recv_by_key_;
+  mutable std::once_flag names_once_;
+  mutable std::shared_ptr<const trace::PartitionNames> names_;
 };
 
 // The 64-bit FNV-1a hash of a transfer's "tensor_name;send_device;

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "actors/step_actors.hpp"
 
@@ -17,22 +18,8 @@ FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, Frame
       layout_(exec_->frame(frame)),
       exit_live_(layout_.exits.size(), false) {}
 
-std::string FrameActor::role() const {
-  if (tag0_.is_root()) return "frame /";
-  std::string t = tag0_.to_string();
-  return "frame " + t.substr(0, t.size() - 2);  // drop the "/0" of iteration 0
-}
-
-void FrameActor::trace(EventKind kind, int64_t iteration, std::string detail) {
-  EventSink* sink = step_->context.events;
-  if (sink == nullptr) return;
-  Event e{kind};
-  e.time_ns = sink->now_ns();
-  e.step = step_->context.step_id;
-  e.partition = exec_->partition();
-  e.tag = tag0_.with_iteration(iteration).to_string();
-  e.detail = detail.empty() ? layout_.name : std::move(detail);
-  sink->record(std::move(e));
+trace::At FrameActor::at(int64_t iteration) const {
+  return trace::At{step_->context.step_id, step_->context.partition, tag0_.frame_instance(), iteration};
 }
 
 void FrameActor::on_exit() {
@@ -51,7 +38,12 @@ caf::behavior FrameActor::make_behavior() {
     fail(Status(ops::Error::invalid_argument,
                 fmt::format("frame '{}' on partition {} got {}", layout_.name, exec_->partition(), what)));
   });
-  trace(EventKind::frame_created, 0);
+  if (trace::Sink* sink = step_->context.events) {
+    const Tag parent = tag0_.parent();
+    sink->record(trace::frame_created(at(0), frame_, parent.frame_instance(), parent.iteration()));
+  }
+  set_trace_ref(frame_ref(step_->context.partition, tag0_.frame_instance()), step_->context.events,
+                step_->context.step_id);
   // Transfers for this frame instance reach it through its partition.
   if (layout_.num_recvs > 0)
     send(step_->partition, frame_up_atom::value,
@@ -94,20 +86,12 @@ void FrameActor::fail(const Status& s) { quit(to_caf_error(s)); }
 void FrameActor::send_to(int64_t iteration, std::vector<OutValue> values, bool counted) {
   Slot& s = slot(iteration);
   if (!counted) ++s.sent;
-  if (EventSink* sink = step_->context.events) {
-    for (const OutValue& v : values) {
-      Event e(EventKind::message_sent);
-      e.time_ns = sink->now_ns();
-      e.step = step_->context.step_id;
-      e.partition = exec_->partition();
-      e.tag = tag0_.with_iteration(iteration).to_string();
-      e.from = role();
-      e.to = "iteration " + e.tag;
-      e.key = "deliver:" + exec_->item(v.item).node->name;
-      e.dead = v.dead;
-      e.bytes = static_cast<int64_t>(v.value.byte_size());
-      sink->record(std::move(e));
-    }
+  if (trace::Sink* sink = step_->context.events) {
+    const trace::ActorRef me = frame_ref(step_->context.partition, tag0_.frame_instance());
+    const trace::ActorRef to = iteration_ref(step_->context.partition, tag0_.frame_instance(), s.index);
+    for (const OutValue& v : values)
+      sink->record(trace::message_sent(at(iteration), trace::MessageKind::deliver, me, to, exec_->item(v.item).node_id,
+                                       0, v.dead, static_cast<int64_t>(v.value.byte_size())));
   }
   send(s.actor, deliver_atom::value, ValueBatch{std::move(values)});
 }
@@ -124,17 +108,19 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
     return false;
   }
   caf::actor a;
+  int64_t index = 0;
   if (!idle_.empty()) {
-    a = std::move(idle_.back());
+    std::tie(a, index) = std::move(idle_.back());
     idle_.pop_back();
   } else {
-    a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this));
+    index = spawned_++;
+    a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this), index);
   }
-  active_.push_back(Slot{a, 1, 0, false});
+  active_.push_back(Slot{a, index, 1, 0, false});
   for (OutValue& v : held_dead_) values.push_back(std::move(v));
   held_dead_.clear();
   values.insert(values.end(), invariants_.begin(), invariants_.end());
-  trace(EventKind::iteration_started, iteration);
+  if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_started(at(iteration)));
   send(a, start_atom::value, frame_, tag0_.with_iteration(iteration), ValueBatch{std::move(values)});
   if (!early_transfers_.empty() && early_transfers_.begin()->first == iteration) {
     for (TransferBatch& b : early_transfers_.begin()->second) {
@@ -148,28 +134,19 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
 
 // Enter values come from the parent iteration while iteration 0 is still
 // running (it is not done before every Enter has arrived).
-void FrameActor::trace_received(const std::string& key, int64_t iteration, bool dead,
-                                int64_t bytes, std::string from) {
-  EventSink* sink = step_->context.events;
-  if (sink == nullptr) return;
-  Event e(EventKind::message_received);
-  e.time_ns = sink->now_ns();
-  e.step = step_->context.step_id;
-  e.partition = exec_->partition();
-  e.tag = tag0_.with_iteration(iteration).to_string();
-  e.from = std::move(from);
-  e.to = role();
-  e.key = key;
-  e.dead = dead;
-  e.bytes = bytes;
-  sink->record(std::move(e));
+void FrameActor::trace_received(trace::MessageKind kind, int64_t iteration, const std::vector<OutValue>& values,
+                                const trace::ActorRef& from) {
+  trace::Sink* sink = step_->context.events;
+  const trace::ActorRef me = frame_ref(step_->context.partition, tag0_.frame_instance());
+  for (const OutValue& v : values)
+    sink->record(trace::message_received(at(iteration), kind, from, me, exec_->item(v.item).node_id, 0, v.dead,
+                                         static_cast<int64_t>(v.value.byte_size())));
 }
 
 void FrameActor::on_enter(ValueBatch& batch) {
   if (step_->context.events != nullptr)
-    for (const OutValue& v : batch.values)
-      trace_received("enter:" + exec_->item(v.item).node->name, 0, v.dead,
-                     static_cast<int64_t>(v.value.byte_size()), "iteration " + tag0_.parent().to_string());
+    trace_received(trace::MessageKind::enter, 0, batch.values,
+                   iteration_ref(step_->context.partition, tag0_.parent().frame_instance(), -1));
   if (oldest_ != 0) {
     fail(Status(ops::Error::internal,
                 fmt::format("frame '{}' on partition {} got an Enter value after iteration 0",
@@ -212,15 +189,12 @@ void FrameActor::on_report(IterationReport& r) {
                             tag0_.with_iteration(r.iteration).to_string(), exec_->partition())));
     return;
   }
-  if (step_->context.events != nullptr) {
-    const std::string from = "iteration " + tag0_.with_iteration(r.iteration).to_string();
-    for (const OutValue& v : r.next_iterations)
-      trace_received("next_iteration:" + exec_->item(v.item).node->name, r.iteration, v.dead,
-                     static_cast<int64_t>(v.value.byte_size()), from);
-    for (const OutValue& v : r.exits)
-      trace_received("exit:" + exec_->item(v.item).node->name, r.iteration, v.dead,
-                     static_cast<int64_t>(v.value.byte_size()), from);
-    trace_received(r.quiescent ? "report:quiescent" : "report", r.iteration, false, 0, from);
+  if (trace::Sink* sink = step_->context.events) {
+    const trace::ActorRef from = iteration_ref(step_->context.partition, tag0_.frame_instance(), slot(r.iteration).index);
+    trace_received(trace::MessageKind::report, r.iteration, r.next_iterations, from);
+    trace_received(trace::MessageKind::report, r.iteration, r.exits, from);
+    sink->record(trace::message_received(at(r.iteration), trace::MessageKind::report, from,
+                                         frame_ref(step_->context.partition, tag0_.frame_instance()), -1, 0, false, 0));
   }
   Slot& s = slot(r.iteration);
   s.received = r.received;
@@ -280,8 +254,8 @@ void FrameActor::advance() {
     Slot& s = active_.front();
     bool inputs_done = oldest_ > 0 || enters_arrived_ == layout_.num_enters;
     if (!(s.quiescent && s.received == s.sent && inputs_done)) break;
-    trace(EventKind::iteration_done, oldest_);
-    idle_.push_back(std::move(s.actor));
+    if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_done(at(oldest_)));
+    idle_.emplace_back(std::move(s.actor), s.index);
     active_.pop_front();
     ++oldest_;
     if (deferred_ && static_cast<int64_t>(active_.size()) < layout_.parallel_iterations) {
@@ -315,12 +289,12 @@ void FrameActor::finish() {
       if (!exit_live_[i]) dead_exits.push_back({layout_.exits[i], ops::Tensor(), true});
     send(parent_, frame_done_atom::value, frame_, ValueBatch{std::move(dead_exits)});
   }
-  for (caf::actor& a : idle_) send(a, finish_atom::value);
+  for (auto& [a, index] : idle_) send(a, finish_atom::value);
   idle_.clear();
   if (layout_.num_recvs > 0)
     send(step_->partition, frame_down_atom::value,
          step_->context.step_id, tag0_.frame_instance());
-  trace(EventKind::frame_done, oldest_ - 1);
+  if (trace::Sink* sink = step_->context.events) sink->record(trace::frame_done(at(oldest_ - 1)));
   quit();
 }
 

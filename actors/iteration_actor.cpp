@@ -25,51 +25,42 @@ void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
 }
 
 IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step,
-                               caf::actor frame)
+                               caf::actor frame, int64_t index)
     : ActorBase(cfg),
       exec_(std::move(exec)),
       step_(std::move(step)),
-      frame_(std::move(frame)) {}
+      frame_(std::move(frame)),
+      index_(index) {}
 
-// One message_received event per value; a transfer's key is its
-// tensor_name, any other value's the node it comes from.
+trace::ActorRef IterationActor::ref() const {
+  return iteration_ref(step_->context.partition, state_.tag().frame_instance(), index_);
+}
+
+// One message_received event per value (a value in parts: at its last
+// part), by the node it is for.
 void IterationActor::trace_transfers(const TransferBatch& batch) {
-  EventSink* sink = step_->context.events;
+  trace::Sink* sink = step_->context.events;
+  const trace::At at{step_->context.step_id, step_->context.partition, state_.tag().frame_instance(),
+                     state_.iteration()};
   for (const TransferValue& v : batch.values) {
-    if (v.part + 1 < v.parts) continue;  // a value in parts is one event, at its last part
-    Event e(EventKind::message_received);
-    e.time_ns = sink->now_ns();
-    e.step = step_->context.step_id;
-    e.partition = exec_->partition();
-    e.tag = state_.tag().to_string();
-    e.from = "partition " + std::to_string(batch.from_partition);
-    e.to = "iteration " + e.tag;
-    e.key = "transfer:" + exec_->transfer_name(v.key);
-    e.dead = v.dead;
-    e.bytes = static_cast<int64_t>(v.fragment ? v.whole_shape.num_elements() * ops::dtype_size(ops::base_dtype(v.whole_dtype))
-                                              : v.value.byte_size());
-    sink->record(std::move(e));
+    if (v.part + 1 < v.parts) continue;
+    const int recv = exec_->recv_item(v.key);
+    const int64_t bytes =
+        v.fragment ? v.whole_shape.num_elements() * ops::dtype_size(ops::base_dtype(v.whole_dtype)) : v.value.byte_size();
+    sink->record(trace::message_received(at, trace::MessageKind::transfer, partition_ref(batch.from_partition), ref(),
+                                         recv >= 0 ? exec_->item(recv).node_id : -1, v.key, v.dead, bytes));
   }
 }
 
-void IterationActor::trace_received(const char* key, const std::vector<OutValue>& values,
-                                    const std::string& from) {
-  EventSink* sink = step_->context.events;
+void IterationActor::trace_received(trace::MessageKind kind, const std::vector<OutValue>& values,
+                                    const trace::ActorRef& from) {
+  trace::Sink* sink = step_->context.events;
   if (sink == nullptr) return;
-  for (const OutValue& v : values) {
-    const NodeItem& item = exec_->item(v.item);
-    Event e(EventKind::message_received);
-    e.time_ns = sink->now_ns();
-    e.step = step_->context.step_id;
-    e.partition = exec_->partition();
-    e.tag = state_.tag().to_string();
-    e.from = from;
-    e.to = "iteration " + e.tag;
-    e.key = std::string(key) + ":" + item.node->name;
-    e.dead = v.dead;
-    e.bytes = static_cast<int64_t>(v.value.byte_size());
-    sink->record(std::move(e));
-  }
+  const trace::At at{step_->context.step_id, step_->context.partition, state_.tag().frame_instance(),
+                     state_.iteration()};
+  for (const OutValue& v : values)
+    sink->record(trace::message_received(at, kind, from, ref(), exec_->item(v.item).node_id, 0, v.dead,
+                                         static_cast<int64_t>(v.value.byte_size())));
 }
 
 void IterationActor::deliver(const ValueBatch& batch) {
@@ -103,25 +94,31 @@ caf::behavior IterationActor::make_behavior() {
         outstanding_children_ = 0;
         received_ = 1;
         reported_received_ = -1;
-        trace_received("start", batch.values, "frame");
+        set_trace_ref(ref(), step_->context.events, step_->context.step_id);
+        trace_received(trace::MessageKind::start, batch.values, frame_ref(step_->context.partition, state_.tag().frame_instance()));
         deliver(batch);
         run_and_report();
       },
       [=](deliver_atom, ValueBatch& batch) {
         ++received_;
-        trace_received("deliver", batch.values, "frame");
+        trace_received(trace::MessageKind::deliver, batch.values,
+                       frame_ref(step_->context.partition, state_.tag().frame_instance()));
         deliver(batch);
         run_and_report();
       },
       [=](exits_atom, FrameId child, ValueBatch& batch) {
         if (step_->context.events != nullptr)
-          trace_received("exit", batch.values, "frame " + exec_->frame(child).name);
+          trace_received(trace::MessageKind::exits, batch.values,
+                         frame_ref(step_->context.partition,
+                                   state_.tag().child(exec_->frame(child).name, 0).frame_instance()));
         deliver(batch);
         run_and_report();
       },
       [=](frame_done_atom, FrameId child, ValueBatch& dead_exits) {
         if (step_->context.events != nullptr && !dead_exits.values.empty())
-          trace_received("exit", dead_exits.values, "frame " + exec_->frame(child).name);
+          trace_received(trace::MessageKind::frame_done, dead_exits.values,
+                         frame_ref(step_->context.partition,
+                                   state_.tag().child(exec_->frame(child).name, 0).frame_instance()));
         deliver(dead_exits);
         children_.erase(child);
         --outstanding_children_;
@@ -166,6 +163,11 @@ void IterationActor::run_and_report() {
 
 namespace {
 
+trace::ActorRef self_ref(caf::event_based_actor* self, const StepShared& step) {
+  if (auto* a = dynamic_cast<ActorBase*>(self)) return a->trace_ref();
+  return partition_ref(step.context.partition);
+}
+
 void send_transfer(caf::event_based_actor* self, const StepShared& step, const Tag& tag, int peer,
                    TransferBatch&& batch) {
   batch.step_id = step.context.step_id;
@@ -187,18 +189,12 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
   for (OutValue& v : sends) {
     const NodeItem& item = exec.item(v.item);
     TransferBatch& b = by_peer[item.transfer_partition];
-    if (EventSink* sink = step.context.events) {
-      Event e(EventKind::message_sent);
-      e.time_ns = sink->now_ns();
-      e.step = step.context.step_id;
-      e.partition = exec.partition();
-      e.tag = tag.to_string();
-      e.from = "iteration " + e.tag;
-      e.to = "partition " + std::to_string(item.transfer_partition);
-      e.key = "transfer:" + *item.transfer_key;
-      e.dead = v.dead;
-      e.bytes = static_cast<int64_t>(v.value.byte_size());
-      sink->record(std::move(e));
+    if (trace::Sink* sink = step.context.events) {
+      const trace::At at{step.context.step_id, step.context.partition, tag.frame_instance(), tag.iteration()};
+      const trace::ActorRef from = self_ref(self, step);
+      sink->record(trace::message_sent(at, trace::MessageKind::transfer, from, partition_ref(item.transfer_partition),
+                                       item.node_id, item.transfer_hash, v.dead,
+                                       static_cast<int64_t>(v.value.byte_size())));
     }
     const uint32_t parts =
         v.dead || !v.value.valid() || ops::dtype_is_object(v.value.dtype()) ? 1 : transfer_parts(v.value.byte_size());

@@ -45,18 +45,7 @@ Status IterationState::finish_job(const KernelBatch& batch, KernelJob& job,
                                   const char* detail) {
   --outstanding_jobs_;
   const NodeItem& item = *job.item;
-  if (EventSink* sink = batch.events()) {
-    Event e(EventKind::node_ran);
-    e.time_ns = job.start_ns;
-    e.duration_ns = job.end_ns - job.start_ns;
-    e.step = batch.step_id();
-    e.partition = exec_->partition();
-    e.tag = tag_.to_string();
-    e.node = item.node->name;
-    e.op = item.node->op;
-    e.detail = detail;
-    sink->record(std::move(e));
-  }
+  if (trace::Sink* sink = batch.events()) sink->record(trace::node_ran(at(), item.node_id, job.start_ns, job.end_ns - job.start_ns));
   if (!job.status.ok()) return node_error(item, job.status);
   for (int i = 0; i < item.num_outputs; ++i)
     if (!job.outputs[static_cast<size_t>(i)].valid())
@@ -170,16 +159,7 @@ Status IterationState::ignore_merge_input(const EdgeOut& e, int first) {
                               "partition {} (strict-merge)",
                               merge.node->name, first, e.dst_slot, tag_.to_string(),
                               exec_->partition()));
-  if (EventSink* sink = ctx_->events) {
-    Event ev(EventKind::merge_input_ignored);
-    ev.time_ns = sink->now_ns();
-    ev.step = ctx_->step_id;
-    ev.partition = exec_->partition();
-    ev.tag = tag_.to_string();
-    ev.node = merge.node->name;
-    ev.detail = fmt::format("input {} ignored: input {} was live first", e.dst_slot, first);
-    sink->record(std::move(ev));
-  }
+  if (trace::Sink* sink = ctx_->events) sink->record(trace::merge_input_ignored(at(), merge.node_id, e.dst_slot, first));
   return ops::ok_status();
 }
 
@@ -291,6 +271,35 @@ Status IterationState::receive_part(TransferValue& v) {
   ops::Tensor whole = std::move(p.whole);
   partial_.erase(it);
   return deliver_transfer(v.key, std::move(whole), false);
+}
+
+trace::At IterationState::at() const {
+  return trace::At{ctx_->step_id, ctx_->partition, tag_.frame_instance(), tag_.iteration()};
+}
+
+// The node's first dead data input and where it came from (a _Recv's
+// transfer: no node, its key), or a dead control input.
+void IterationState::trace_dead(const NodeItem& item, const ops::Tensor* in) const {
+  int32_t input = -1, src = -1, src_port = -1;
+  if (item.kind == NodeKind::recv) {
+    input = 0;
+  } else {
+    // Every input of a dead Merge was dead: the forward one in iteration 0
+    // (the first), the back edge (the last) after it.
+    const bool merge = item.kind == NodeKind::merge;
+    for (int k = 0; k < item.num_inputs; ++k) {
+      const int i = merge && tag_.iteration() > 0 ? item.num_inputs - 1 - k : k;
+      if (!merge && in[i].valid()) continue;
+      input = i;
+      const graph::Endpoint& from = item.node->inputs[static_cast<size_t>(i)];
+      src = from.node;
+      src_port = from.port;
+      break;
+    }
+  }
+  trace::Event e = trace::value_dead(at(), item.node_id, input, src, src_port);
+  if (item.kind == NodeKind::recv) e.key = item.transfer_hash;
+  ctx_->events->record(std::move(e));
 }
 
 Status IterationState::node_error(const NodeItem& item, const Status& s) const {
@@ -432,14 +441,11 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       if (!any_dead) outp[0] = std::move(in[0]);
       break;
   }
-  if (ctx.events != nullptr && node_dead) {
-    Event e(EventKind::value_dead);
-    e.time_ns = ctx.events->now_ns();
-    e.step = ctx.step_id;
-    e.partition = exec_->partition();
-    e.tag = tag_.to_string();
-    e.node = item.node->name;
-    ctx.events->record(std::move(e));
+  if (ctx.events != nullptr) {
+    if (node_dead) trace_dead(item, in);
+    else if (item.kind == NodeKind::switch_op || item.kind == NodeKind::switch_n)
+      for (int k = 0; k < item.num_outputs; ++k)
+        if (outp[k].valid()) live_port_ = k;
   }
   // Release what the kernel did not take (a moved-from slot is already empty).
   for (int i = 0; i < item.num_inputs; ++i)
@@ -488,16 +494,9 @@ Status IterationState::run(const StepContext& ctx, Outbox& out) {
       continue;
     }
     int64_t start = ctx.events->now_ns();
+    live_port_ = -1;
     Status s = execute(ctx, item, out);
-    Event e(EventKind::node_ran);
-    e.time_ns = start;
-    e.duration_ns = ctx.events->now_ns() - start;
-    e.step = ctx.step_id;
-    e.partition = exec_->partition();
-    e.tag = tag_.to_string();
-    e.node = item.node->name;
-    e.op = item.node->op;
-    ctx.events->record(std::move(e));
+    ctx.events->record(trace::node_ran(at(), item.node_id, start, ctx.events->now_ns() - start, live_port_));
     TF_RETURN_IF_ERROR(s);
     if (item.kind == NodeKind::next_iteration && !out.next_iterations.back().dead) break;
   }

@@ -13,11 +13,11 @@
 #include <memory>
 #include <vector>
 
-#include "actors/events.hpp"
 #include "actors/executable.hpp"
 #include "actors/tag.hpp"
 #include "actors/transfer.hpp"
 #include "ops/tensor.hpp"
+#include "trace/sink.hpp"
 
 namespace tagflow::actors {
 
@@ -49,7 +49,7 @@ struct KernelJob {
 // results after computing it itself or after the worker's `computed` reply.
 class KernelBatch {
  public:
-  KernelBatch(ops::ResourceManager* resources, uint64_t step_id, EventSink* events,
+  KernelBatch(ops::ResourceManager* resources, uint64_t step_id, trace::Sink* events,
               ops::MemoryBudget* memory)
       : resources_(resources), step_id_(step_id), events_(events), memory_(memory) {}
 
@@ -61,7 +61,7 @@ class KernelBatch {
   bool drained() const { return next_.load(std::memory_order_relaxed) >= jobs.size(); }
   void compute(KernelJob& job) const;  // runs a claimed job's kernel
   uint64_t step_id() const { return step_id_; }
-  EventSink* events() const { return events_; }
+  trace::Sink* events() const { return events_; }
 
   std::vector<KernelJob> jobs;  // filled before the batch is shared
 
@@ -69,7 +69,7 @@ class KernelBatch {
   std::atomic<size_t> next_{0};
   ops::ResourceManager* resources_;
   uint64_t step_id_;
-  EventSink* events_;
+  trace::Sink* events_;
   ops::MemoryBudget* memory_;
 };
 
@@ -100,7 +100,8 @@ struct StepContext {
   uint64_t step_id = 0;
   const std::vector<ops::Tensor>* feeds = nullptr;  // by _Arg index
   ops::ResourceManager* resources = nullptr;
-  EventSink* events = nullptr;  // nullptr: nobody listens
+  trace::Sink* events = nullptr;  // nullptr: nobody listens
+  int32_t partition = -1;         // this partition's index in the step (events)
   bool use_workers = false;     // hand expensive nodes to workers
   ops::MemoryBudget* memory = nullptr;  // the step's tensor bytes; nullptr: unlimited
   // A second live input of a Merge is an error instead of being ignored.
@@ -166,6 +167,8 @@ class IterationState {
   bool batch_ready() const;
   Status finish_job(const KernelBatch& batch, KernelJob& job, const char* detail);
   Status node_error(const NodeItem& item, const Status& s) const;
+  trace::At at() const;
+  void trace_dead(const NodeItem& item, const ops::Tensor* in) const;
   int merge_expected_inputs(const NodeItem& item) const;
 
   const Executable* exec_ = nullptr;
@@ -186,6 +189,7 @@ class IterationState {
   int64_t nodes_run_ = 0;
   int outstanding_jobs_ = 0;  // batch jobs not finished
   int transfers_missing_ = 0;
+  int32_t live_port_ = -1;  // of the Switch that ran last (events)
   // Transfers that have come in part (rarely more than one at a time).
   struct PartialTransfer {
     uint64_t key = 0;

@@ -48,15 +48,8 @@ void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
     }
     routes_.erase(route);
   }
-  if (EventSink* sink = step.context.events) {
-    Event e(EventKind::step_done);
-    e.time_ns = sink->now_ns();
-    e.step = id;
-    e.partition = exec_->partition();
-    e.tag = "/";
-    if (!result.ok()) e.detail = result.status().to_string();
-    sink->record(std::move(e));
-  }
+  if (trace::Sink* sink = step.context.events)
+    sink->record(trace::step_done(id, step.context.partition, result.ok() ? std::string() : result.status().to_string()));
   // Stacks and TensorArrays of the step on this device.
   if (step.context.resources != nullptr) step.context.resources->end_step(id);
   StepResult r;
@@ -95,6 +88,14 @@ void PartitionActor::abort(uint64_t step_id, const Status& s) {
 // step ended with the error) if a value cannot be taken.
 bool PartitionActor::deliver_to_root(TransferBatch& batch) {
   for (TransferValue& v : batch.values) {
+    if (trace::Sink* sink = inline_step_->context.events; sink != nullptr && v.part + 1 >= v.parts) {
+      const int recv = exec_->recv_item(v.key);
+      const int64_t bytes = v.fragment ? v.whole_shape.num_elements() * ops::dtype_size(ops::base_dtype(v.whole_dtype))
+                                       : static_cast<int64_t>(v.value.byte_size());
+      sink->record(trace::message_received(root_at(), trace::MessageKind::transfer, partition_ref(batch.from_partition),
+                                           partition_ref(inline_step_->context.partition),
+                                           recv >= 0 ? exec_->item(recv).node_id : -1, v.key, v.dead, bytes));
+    }
     Status s = root_.receive_transfer(v);
     if (!s.ok()) {
       end_inline(std::move(s));
@@ -146,6 +147,7 @@ StepPtr PartitionActor::make_step(StepStart& start) {
   auto step = std::make_shared<StepShared>();
   step->context.step_id = start.step_id;
   step->context.events = env_.events;
+  step->context.partition = start.partition_index;
   step->context.resources = env_.resources.get();
   step->context.strict_merge = start.strict_merge;
   step->memory = std::make_shared<ops::MemoryBudget>(start.memory_limit);
@@ -172,23 +174,18 @@ void PartitionActor::start(StepPtr step) {
   running_.emplace(id, Running{std::move(step), std::move(root)});
 }
 
-// The root frame's events, as its frame actor would record them.
-void PartitionActor::trace_root(EventKind kind) const {
-  EventSink* sink = inline_step_->context.events;
-  if (sink == nullptr) return;
-  Event e{kind};
-  e.time_ns = sink->now_ns();
-  e.step = inline_step_->context.step_id;
-  e.partition = exec_->partition();
-  e.tag = "/";
-  e.detail = exec_->frame(graph::kRootFrame).name;
-  sink->record(std::move(e));
+// Where the inline step's root frame is, for its events (recorded as its
+// frame actor would record them).
+trace::At PartitionActor::root_at() const {
+  return trace::At{inline_step_->context.step_id, inline_step_->context.partition, kRootFrameInstance, 0};
 }
 
 void PartitionActor::start_inline(StepPtr step) {
   inline_step_ = std::move(step);
-  trace_root(EventKind::frame_created);
-  trace_root(EventKind::iteration_started);
+  if (trace::Sink* sink = inline_step_->context.events) {
+    sink->record(trace::frame_created(root_at(), graph::kRootFrame, 0, 0));
+    sink->record(trace::iteration_started(root_at()));
+  }
   root_.reset(*exec_, graph::kRootFrame, Tag(), inline_step_->context);
   fetches_.clear();
   // Transfers that came before the step started here.
@@ -227,8 +224,10 @@ void PartitionActor::run_inline() {
   } while (root_.has_ready());
   // `computed` or a transfer resumes it
   if (root_.outstanding_jobs() > 0 || root_.transfers_missing() > 0) return;
-  trace_root(EventKind::iteration_done);
-  trace_root(EventKind::frame_done);
+  if (trace::Sink* sink = step.context.events) {
+    sink->record(trace::iteration_done(root_at()));
+    sink->record(trace::frame_done(root_at()));
+  }
   end_inline(collect(step, fetches_));
 }
 
@@ -268,14 +267,10 @@ caf::behavior PartitionActor::make_behavior() {
       [=](run_step_atom, StepStart& s) {
         StepPtr step = make_step(s);
         last_started_ = std::max(last_started_, step->context.step_id);
-        if (EventSink* sink = step->context.events) {
-          Event e(EventKind::step_started);
-          e.time_ns = sink->now_ns();
-          e.step = step->context.step_id;
-          e.partition = exec_->partition();
-          e.tag = "/";
-          sink->record(std::move(e));
-        }
+        if (trace::Sink* sink = step->context.events)
+          sink->record(trace::step_started(step->context.step_id, step->context.partition,
+                                           sink->names(exec_->trace_names())));
+        set_trace_ref(partition_ref(step->context.partition), step->context.events, step->context.step_id);
         if (aborted_.erase(step->context.step_id) > 0) {
           finish(*step, Status(ops::Error::aborted,
                                fmt::format("step {} aborted on partition {}: another partition failed",

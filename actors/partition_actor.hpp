@@ -28,7 +28,7 @@ namespace tagflow::actors {
 struct PartitionEnv {
   std::shared_ptr<ops::ResourceManager> resources;
   std::vector<caf::actor> workers;
-  EventSink* events = nullptr;
+  trace::Sink* events = nullptr;
 };
 
 class PartitionActor : public ActorBase {
@@ -64,7 +64,7 @@ class PartitionActor : public ActorBase {
   void start_inline(StepPtr step);
   void run_inline();
   void end_inline(StepWaiter::Result result);
-  void trace_root(EventKind kind) const;
+  trace::At root_at() const;
   void finish(const StepShared& step, StepWaiter::Result result);
   StepWaiter::Result collect(const StepShared& step, std::vector<OutValue>& fetches) const;
 

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/events.hpp"
+#include "trace/sink.hpp"
 #include "graph/graph.hpp"
 #include "graph/import.hpp"
 #include "graph/placement.hpp"
@@ -50,7 +50,7 @@ struct SessionOptions {
   // time on the caller's thread, in a reproducible order (message-trace
   // tests). `threads` is then ignored.
   bool deterministic = false;
-  EventSink* events = nullptr;  // not owned; must outlive the session
+  trace::Sink* events = nullptr;  // not owned; must outlive the session
   std::chrono::nanoseconds timeout{0};  // per step; 0: none
   // Limits for untrusted graphs and steps; unset: the configuration's
   // [tagflow] key of that name, else the default (docs/errors.md, "Limits").

@@ -16,6 +16,19 @@
 
 namespace tagflow::actors {
 
+// The protocol's names of tagflow's actors, for events (trace::ActorRef).
+inline trace::ActorRef partition_ref(int32_t partition) {
+  return {trace::Role::partition, partition, 0, 0};
+}
+inline trace::ActorRef frame_ref(int32_t partition, FrameInstanceId instance) {
+  return {trace::Role::frame, partition, instance, 0};
+}
+// `index`: the actor's number among its frame's iteration actors; -1 where
+// the recording actor does not know it.
+inline trace::ActorRef iteration_ref(int32_t partition, FrameInstanceId instance, int64_t index) {
+  return {trace::Role::iteration, partition, instance, index};
+}
+
 using StepPtr = std::shared_ptr<const StepShared>;
 using ExecPtr = std::shared_ptr<const Executable>;
 
@@ -38,6 +51,7 @@ class FrameActor : public ActorBase {
  private:
   struct Slot {
     caf::actor actor;
+    int64_t index = 0;     // the actor's number among this frame's iteration actors
     int64_t sent = 0;      // messages sent to it for this iteration
     int64_t received = 0;  // as last reported
     bool quiescent = false;
@@ -52,10 +66,9 @@ class FrameActor : public ActorBase {
   void finish();
   void fail(const Status& s);
   Slot& slot(int64_t iteration) { return active_[static_cast<size_t>(iteration - oldest_)]; }
-  void trace(EventKind kind, int64_t iteration, std::string detail = {});
-  void trace_received(const std::string& key, int64_t iteration, bool dead, int64_t bytes,
-                      std::string from);
-  std::string role() const;
+  trace::At at(int64_t iteration) const;
+  void trace_received(trace::MessageKind kind, int64_t iteration, const std::vector<OutValue>& values,
+                      const trace::ActorRef& from);
 
   ExecPtr exec_;
   StepPtr step_;
@@ -71,7 +84,8 @@ class FrameActor : public ActorBase {
   // Dead NextIteration values for iteration oldest_ + size, which has not
   // started: they go with it if it starts (start_iteration).
   std::vector<OutValue> held_dead_;
-  std::vector<caf::actor> idle_;
+  std::vector<std::pair<caf::actor, int64_t>> idle_;  // with their numbers
+  int64_t spawned_ = 0;  // iteration actors made
   std::vector<bool> exit_live_;  // by position in layout_.exits
   std::vector<OutValue> fetches_;
   // Transfers for iterations not started yet, by iteration.
@@ -109,7 +123,7 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
 // same frame instance once its frame says it is done.
 class IterationActor : public ActorBase {
  public:
-  IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, caf::actor frame);
+  IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, caf::actor frame, int64_t index);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.iteration"; }
   void on_exit() override;  // drops its handles (see FrameActor::on_exit)
@@ -119,12 +133,14 @@ class IterationActor : public ActorBase {
   void run_and_report();
   void flush();  // sends what the last run produced
   bool take_enters(FrameId frame, ValueBatch& batch);
-  void trace_received(const char* key, const std::vector<OutValue>& values, const std::string& from);
+  void trace_received(trace::MessageKind kind, const std::vector<OutValue>& values, const trace::ActorRef& from);
   void trace_transfers(const TransferBatch& batch);
+  trace::ActorRef ref() const;
 
   ExecPtr exec_;
   StepPtr step_;
   caf::actor frame_;
+  int64_t index_;  // among its frame's iteration actors
   IterationState state_;
   Outbox outbox_;
   std::map<FrameId, caf::actor> children_;  // child frame instances, by static frame

@@ -98,11 +98,11 @@ int run_graph(const RunArgs& args) {
   // limits the graph is read within.
   auto options = session_options(args);
   if (!options.ok()) return fail(options.status());
-  std::unique_ptr<actors::JsonlSink> trace;
+  std::unique_ptr<trace::Sink> trace;
   if (!args.trace.empty()) {
-    trace = actors::JsonlSink::open(args.trace);
-    if (!trace)
-      return fail(Status(ops::Error::not_found, "cannot write the trace file '" + ops::abbreviate(args.trace) + "'"));
+    std::string error;
+    trace = trace::open_sink(args.trace, &error);
+    if (!trace) return fail(Status(ops::Error::not_found, error));
     options->events = trace.get();
   }
   graph::ImportOptions limits;

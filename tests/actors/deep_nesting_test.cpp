@@ -11,7 +11,7 @@
 
 using namespace tagflow;
 using namespace tagflow::testing;
-using actors::EventKind;
+using trace::Kind;
 
 
 BOOST_AUTO_TEST_SUITE(deep_nesting)
@@ -20,14 +20,14 @@ BOOST_AUTO_TEST_CASE(dead_frame_instances_are_not_started) {
   const int depth = 60;  // 60 live instances; 1770 dead ones not started
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
-      actors::RecordingSink sink;
+      trace::MemorySink sink;
       actors::SessionOptions o;
       o.events = &sink;
       auto s = make_session(parse(nested_chain(depth)), m, o);
       auto out = must_run(*s, {}, {"L0/exit"});
       BOOST_TEST(out[0].scalar_value<int32_t>() == depth);
       size_t frames = 0;
-      for (const actors::Event& e : sink.events()) frames += e.kind == EventKind::frame_created;
+      for (const trace::Event& e : sink.events()) frames += e.kind == Kind::frame_created;
       BOOST_TEST(frames == static_cast<size_t>(depth + 1));  // and the root frame
       BOOST_TEST(no_step_actor_left(*s));
     }
@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(instances_with_a_live_invariant_still_run) {
   const int depth = 25;
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
-      actors::RecordingSink sink;
+      trace::MemorySink sink;
       actors::SessionOptions o;
       o.events = &sink;
       auto s = make_session(parse(nested_chain(depth, true)), m, o);
@@ -48,7 +48,7 @@ BOOST_AUTO_TEST_CASE(instances_with_a_live_invariant_still_run) {
       BOOST_TEST(out[0].scalar_value<int32_t>() == depth);
       BOOST_TEST(out[1].scalar_value<int32_t>() == 1);
       size_t frames = 0;
-      for (const actors::Event& e : sink.events()) frames += e.kind == EventKind::frame_created;
+      for (const trace::Event& e : sink.events()) frames += e.kind == Kind::frame_created;
       BOOST_TEST(frames == static_cast<size_t>(depth * (depth + 1) / 2 + 1));
     }
   }

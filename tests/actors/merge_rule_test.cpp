@@ -11,7 +11,7 @@
 
 using namespace tagflow;
 using namespace tagflow::testing;
-using actors::EventKind;
+using trace::Kind;
 using ops::Tensor;
 
 namespace {
@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_SUITE(merge_rule)
 BOOST_AUTO_TEST_CASE(the_first_live_input_wins_and_the_rest_are_recorded) {
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
-      actors::RecordingSink sink;
+      trace::MemorySink sink;
       actors::SessionOptions o;
       o.events = &sink;
       auto s = make_session(parse(three_live_inputs()), m, o);
@@ -53,13 +53,14 @@ BOOST_AUTO_TEST_CASE(the_first_live_input_wins_and_the_rest_are_recorded) {
       BOOST_TEST((index >= 0 && index < 3));
       BOOST_TEST(out[0].scalar_value<int32_t>() == 10 + index);
       int ignored = 0;
-      for (const actors::Event& e : sink.events()) {
-        if (e.kind != EventKind::merge_input_ignored) continue;
+      const trace::Trace t = sink.trace();
+      for (const trace::Event& e : t.events()) {
+        if (e.kind != Kind::merge_input_ignored) continue;
         ++ignored;
-        BOOST_TEST(e.node == "m");
-        BOOST_TEST(e.tag == "/");
-        BOOST_TEST(e.detail.find("input " + std::to_string(index) + " was live first") != std::string::npos,
-                   e.detail);
+        BOOST_TEST(t.node_name(e) == "m");
+        BOOST_TEST(t.tag_of(e) == "/");
+        BOOST_TEST(e.src_port == index);  // the first live input
+        BOOST_TEST(e.port != index);
       }
       BOOST_TEST(ignored == 2);
       BOOST_TEST(no_step_actor_left(*s));
@@ -72,7 +73,7 @@ BOOST_AUTO_TEST_CASE(a_merge_in_a_loop_takes_one_live_input_per_iteration) {
   // where the second input won)
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
-      actors::RecordingSink sink;
+      trace::MemorySink sink;
       actors::SessionOptions o;
       o.events = &sink;
       auto s = make_session(parse(merge_in_a_loop()), m, o);
@@ -81,8 +82,9 @@ BOOST_AUTO_TEST_CASE(a_merge_in_a_loop_takes_one_live_input_per_iteration) {
       const int32_t sum = out[0].scalar_value<int32_t>();
       BOOST_TEST(((sum - 6) % 100 == 0 && sum >= 6 && sum <= 406), sum);
       int ignored = 0;
-      for (const actors::Event& e : sink.events())
-        ignored += e.kind == EventKind::merge_input_ignored && e.node == "w/pick";
+      const trace::Trace t = sink.trace();
+      for (const trace::Event& e : t.events())
+        ignored += e.kind == Kind::merge_input_ignored && t.node_name(e) == "w/pick";
       BOOST_TEST(ignored == 4);  // one per iteration
     }
   }

@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(every_graph_gives_its_one_device_result_across_worker_proce
 
 BOOST_AUTO_TEST_CASE(a_killed_worker_ends_the_step_naming_its_task_and_the_session_runs_again) {
   Cluster cluster(2);
-  actors::RecordingSink events;
+  trace::MemorySink events;
   actors::SessionOptions o = cluster_options(cluster);
   o.devices = cluster.devices();
   o.events = &events;
@@ -124,11 +124,11 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_ends_the_step_naming_its_task_and_the_sessi
   BOOST_TEST(result.status().message().find(task1) != std::string::npos, result.status().message());
   // The coordinator saw both partitions come up and the killed one go down.
   int ups = 0, downs = 0;
-  for (const actors::Event& e : events.events()) {
-    if (e.kind == actors::EventKind::partition_up) ++ups;
-    if (e.kind == actors::EventKind::partition_down) {
+  for (const trace::Event& e : events.events()) {
+    if (e.kind == trace::Kind::partition_up) ++ups;
+    if (e.kind == trace::Kind::partition_down) {
       ++downs;
-      BOOST_TEST(e.partition.find("/job:worker/replica:0/task:1/") != std::string::npos, e.partition << ": " << e.detail);
+      BOOST_TEST(e.text.find("/job:worker/replica:0/task:1/") != std::string::npos, e.text);
     }
   }
   BOOST_TEST(ups == 2);
@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_ends_the_step_naming_its_task_and_the_sessi
   // The partitions the session let go of when it made the step again
   // (worker 0's among them) ended without a partition_down.
   int later_downs = 0;
-  for (const actors::Event& e : events.events()) later_downs += e.kind == actors::EventKind::partition_down;
+  for (const trace::Event& e : events.events()) later_downs += e.kind == trace::Kind::partition_down;
   BOOST_TEST(later_downs == 1);
 }
 
