@@ -26,7 +26,9 @@ struct RunArgs {
   std::vector<std::string> fetches;  // NAME[:PORT]
   std::vector<std::string> targets;
   std::vector<std::string> inits;    // targets run first, one step each, in order
-  std::string trace;                 // JSONL event file
+  std::string trace;                 // event file: .jsonl, else binary
+  std::vector<std::string> explain;  // NAME: why its value is dead, after the step
+  int progress = -1;                 // a line a second on stderr: 1, 0, -1: when stderr is a terminal
   std::string config;                // CAF INI file
   std::string cluster;               // --cluster job=host:port,...;job=...
   int threads = 0;
@@ -58,6 +60,12 @@ ops::Expected<int> num_devices(const std::optional<int>& devices);
 // Writes each device's partition as DIR/<device>.pbtxt and all of them as
 // DIR/partitions.dot (a cluster per device, Send/Recv pairs joined).
 int partition_graph(const PartitionArgs& args);
+
+// `tagflow trace ...` on a recorded trace file (.jsonl or binary).
+int trace_check(const std::string& path);
+int trace_stats(const std::string& path);
+int trace_timeline(const std::string& path, const std::string& out);
+int trace_explain(const std::string& path, const std::string& node, std::optional<int64_t> iteration);
 
 struct WorkerArgs {
   std::string config;

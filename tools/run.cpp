@@ -3,7 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include "actors/session.hpp"
 #include "net/cluster_hosts.hpp"
@@ -12,6 +18,8 @@
 #include "graph/step_graph.hpp"
 #include "ops/memory_budget.hpp"
 #include "ops/tensor_literal.hpp"
+#include "trace/explain.hpp"
+#include "trace/progress.hpp"
 
 namespace tagflow::tools {
 
@@ -93,18 +101,70 @@ ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vecto
 
 }  // namespace
 
+// Prints a progress line a second on stderr while it lives (a null sink:
+// nothing).
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(trace::ProgressSink* sink) : sink_(sink) {
+    if (sink_ != nullptr) thread_ = std::thread([this] { loop(); });
+  }
+  ~ProgressPrinter() { stop(); }
+  void stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; }))
+      std::fprintf(stderr, "tagflow: %s\n", trace::ProgressSink::format(sink_->snapshot()).c_str());
+  }
+
+  trace::ProgressSink* sink_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+void explain_dead(const trace::Trace& t, const std::vector<std::string>& nodes) {
+  for (const std::string& name : nodes) {
+    trace::ExplainQuery q;
+    q.node = name.substr(0, name.find(':'));
+    std::printf("--explain %s: %s", name.c_str(), trace::format_explanation(trace::explain(t, q)).c_str());
+  }
+}
+
 int run_graph(const RunArgs& args) {
   // The configuration first: its errors name its file, and it sets the
   // limits the graph is read within.
   auto options = session_options(args);
   if (!options.ok()) return fail(options.status());
-  std::unique_ptr<trace::Sink> trace;
+  // Events go to the trace file, to memory for --explain, and to the
+  // progress counter, as asked.
+  std::unique_ptr<trace::Sink> file;
+  trace::MemorySink memory;
+  trace::ProgressSink progress;
+  std::vector<trace::Sink*> sinks;
   if (!args.trace.empty()) {
     std::string error;
-    trace = trace::open_sink(args.trace, &error);
-    if (!trace) return fail(Status(ops::Error::not_found, error));
-    options->events = trace.get();
+    file = trace::open_sink(args.trace, &error);
+    if (!file) return fail(Status(ops::Error::not_found, error));
+    sinks.push_back(file.get());
   }
+  if (!args.explain.empty()) sinks.push_back(&memory);
+  const bool show_progress = args.progress == 1 || (args.progress == -1 && ::isatty(STDERR_FILENO));
+  if (show_progress) sinks.push_back(&progress);
+  trace::TeeSink tee(sinks);
+  if (sinks.size() == 1) options->events = sinks.front();
+  else if (sinks.size() > 1) options->events = &tee;
+  ProgressPrinter printer(show_progress ? &progress : nullptr);
   graph::ImportOptions limits;
   limits.max_nodes = *options->max_nodes;
   limits.max_constant_bytes = *options->memory_limit;
@@ -121,7 +181,14 @@ int run_graph(const RunArgs& args) {
     if (!done.ok()) return fail(done.status().with_prefix("--init " + ops::abbreviate(init) + ": "));
   }
   auto result = (*session)->run(*feeds, args.fetches, args.targets);
-  if (!result.ok()) return fail(result.status());
+  printer.stop();
+  if (!args.explain.empty()) explain_dead(memory.trace(), args.explain);
+  if (!result.ok()) {
+    fail(result.status());
+    if (result.status().code() == ops::Error::dead_value && args.explain.empty())
+      std::fprintf(stderr, "tagflow: run again with --explain NAME to see why the value is dead\n");
+    return 1;
+  }
   for (size_t i = 0; i < args.fetches.size(); ++i) {
     const ops::Tensor& t = (*result)[i];
     std::printf("%s = %s  (%s, shape %s)\n", args.fetches[i].c_str(),

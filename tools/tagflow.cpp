@@ -40,7 +40,17 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--init", run.inits,
                       "NAME of a node to run first, in a step of its own (variable "
                       "initialisers); repeatable, run in order, in the same session as the fetch");
-  run_cmd->add_option("--trace", run.trace, "write the event stream as JSON lines to this file");
+  run_cmd->add_option("--trace", run.trace,
+                      "write the event stream to this file: JSON lines for .jsonl, else the compact binary "
+                      "form (read back with `tagflow trace`)");
+  run_cmd->add_option("--explain", run.explain,
+                      "NAME[:PORT]: after the step, print why its value is dead (the chain back to the "
+                      "Switch that did not take its branch); repeatable");
+  bool progress = false, quiet = false;
+  run_cmd->add_flag("--progress", progress,
+                    "print a line a second on stderr: live frames, iterations, nodes/s, messages/s "
+                    "(default: on when stderr is a terminal)");
+  run_cmd->add_flag("--quiet", quiet, "no progress lines");
   run_cmd->add_option("--config", run.config, "CAF INI configuration file (scheduler settings)");
   run_cmd->add_option("--cluster", run.cluster,
                       "the cluster's workers, TensorFlow's ClusterSpec in one flag: "
@@ -87,6 +97,27 @@ int main(int argc, char** argv) {
   part_cmd->add_option("--config", part.config, "CAF INI configuration file (tagflow.devices, [cluster])");
   part_cmd->add_option("--cluster", part.cluster, "the cluster, as for run");
 
+  CLI::App* trace_cmd = app.add_subcommand("trace", "Read back a trace that `tagflow run --trace` wrote");
+  trace_cmd->require_subcommand(1);
+  std::string trace_path, timeline_out, explain_node;
+  std::optional<int64_t> explain_iteration;
+  CLI::App* check_cmd = trace_cmd->add_subcommand(
+      "check", "Check the invariants of the semantics on every step of the trace; print each violation "
+               "with its event index (exit 1 if any)");
+  check_cmd->add_option("TRACE", trace_path, "trace file (.jsonl or binary)")->required();
+  CLI::App* stats_cmd = trace_cmd->add_subcommand(
+      "stats", "Per step and frame: instances, iterations, nodes run, dead values, messages, bytes");
+  stats_cmd->add_option("TRACE", trace_path, "trace file")->required();
+  CLI::App* timeline_cmd = trace_cmd->add_subcommand(
+      "timeline", "Write the trace in the Chrome trace event format (Perfetto, chrome://tracing)");
+  timeline_cmd->add_option("TRACE", trace_path, "trace file")->required();
+  timeline_cmd->add_option("-o,--out", timeline_out, "the .json file to write")->required();
+  CLI::App* explain_cmd = trace_cmd->add_subcommand(
+      "explain", "Why is a value dead: the chain back to the Switch whose branch was not taken");
+  explain_cmd->add_option("TRACE", trace_path, "trace file")->required();
+  explain_cmd->add_option("NODE", explain_node, "NAME[:PORT] of the dead node")->required();
+  explain_cmd->add_option("--iteration", explain_iteration, "the iteration (default: the first dead one)");
+
   tagflow::tools::WorkerArgs worker;
   CLI::App* worker_cmd = app.add_subcommand(
       "worker", "Join a cluster as one task: listen on the task's address and run the partitions "
@@ -98,6 +129,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--threads", worker.threads, "worker threads, 1 to 256 (default: one per core)");
 
   CLI11_PARSE(app, argc, argv);
+  run.progress = quiet ? 0 : progress ? 1 : -1;
   // Kernels turn running out of memory into errors; this is for the rest.
   try {
     if (*part_cmd) return tagflow::tools::partition_graph(part);
@@ -105,6 +137,10 @@ int main(int argc, char** argv) {
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
     if (*worker_cmd) return tagflow::tools::run_worker(worker);
+    if (*check_cmd) return tagflow::tools::trace_check(trace_path);
+    if (*stats_cmd) return tagflow::tools::trace_stats(trace_path);
+    if (*timeline_cmd) return tagflow::tools::trace_timeline(trace_path, timeline_out);
+    if (*explain_cmd) return tagflow::tools::trace_explain(trace_path, explain_node, explain_iteration);
   } catch (const std::bad_alloc&) {
     return tagflow::tools::fail(tagflow::ops::Status(tagflow::ops::Error::resource_exhausted, "out of memory"));
   }

@@ -12,7 +12,9 @@ std::map<uint64_t, StepStats> stats(const Trace& t) {
   std::map<uint64_t, std::pair<int64_t, int64_t>> span;
   std::set<std::pair<uint64_t, uint64_t>> instances;  // (step, frame instance)
   for (const Event& e : t.events()) {
-    if (e.kind == Kind::partition_up || e.kind == Kind::partition_down) continue;
+    if (e.kind == Kind::partition_up || e.kind == Kind::partition_down || e.kind == Kind::message_taken ||
+        e.partition < 0)
+      continue;
     StepStats& s = out[e.step];
     auto [it, fresh] = span.try_emplace(e.step, e.time_ns, e.time_ns);
     if (!fresh) {
