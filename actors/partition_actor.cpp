@@ -75,10 +75,9 @@ void PartitionActor::abort(uint64_t step_id, const Status& s) {
   }
   auto it = running_.find(step_id);
   if (it != running_.end()) {
+    // The step ends here when its root frame is down (the down handler):
+    // its frame and iteration actors stop before the step's result leaves.
     send_exit(it->second.root, to_caf_error(s));
-    StepPtr step = std::move(it->second.step);
-    running_.erase(it);
-    finish(*step, s);
     return;
   }
   if (step_id > last_started_) aborted_.insert(step_id);  // it has not started here yet

@@ -31,7 +31,9 @@ struct Violation {
 //    same tag and dead bit; nothing is received that was not sent;
 //  - control loops: every partition that runs a frame instance runs as
 //    many of its iterations as the others;
-//  - step end: no event of a partition's step after its step_done.
+//  - step end: no event of a partition's step after its step_done, for a
+//    step that ended there without an error (the actors of a failed step
+//    are stopped asynchronously, docs/trace.md).
 // Rules whose events a trace does not hold (a step traced only in part)
 // are checked on what it holds.
 std::vector<Violation> check(const Trace& t);

@@ -10,6 +10,7 @@ void ProgressSink::write(Event&& e) {
     case Kind::step_started: table_of_[{e.step, e.partition}] = e.key; break;
     case Kind::step_done: ++steps_done_; break;
     case Kind::frame_created: {
+      if (e.instance == 0) break;  // the root frame: live as long as the step
       Live& l = live_[{e.step, e.instance}];
       if (l.partitions++ == 0) {
         auto t = table_of_.find({e.step, e.partition});

@@ -133,19 +133,17 @@ std::unique_ptr<Sink> open_sink(const std::string& path, std::string* error) {
 
 // -------------------------------------------------------------------- tee
 
+// One event at a time, so that every sink gets the events in one order.
 void TeeSink::write(Event&& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<const PartitionNames> table;
+  if (e.kind == Kind::step_started) {
+    auto it = tables_.find(e.key);
+    if (it != tables_.end()) table = it->second;
+  }
   for (Sink* s : sinks_) {
     Event copy = e;
-    if (copy.kind == Kind::step_started) {
-      // The table id is this sink's; each sink has its own.
-      std::shared_ptr<const PartitionNames> table;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = tables_.find(e.key);
-        if (it != tables_.end()) table = it->second;
-      }
-      if (table) copy.key = s->names(table);
-    }
+    if (table) copy.key = s->names(table);  // the table id is this sink's; each has its own
     s->record(std::move(copy));
   }
 }
