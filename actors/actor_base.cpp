@@ -1,6 +1,18 @@
 #include "actors/actor_base.hpp"
 
+#include "actors/network.hpp"
+
 namespace tagflow::actors {
+
+ActorBase::ActorBase(caf::actor_config& cfg) : caf::event_based_actor(cfg), network_(Network::installed()) {}
+
+void ActorBase::enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) {
+  if (network_ != nullptr) {
+    network_->hold(this, std::move(ptr));
+    return;
+  }
+  enqueue_now(std::move(ptr), eu);
+}
 
 std::string ActorBase::unreadable_text(caf::scheduled_actor* self, caf::message_view& x) {
   const caf::strong_actor_ptr& sender = self->current_sender();
@@ -8,12 +20,6 @@ std::string ActorBase::unreadable_text(caf::scheduled_actor* self, caf::message_
   if (x.content().empty())
     return "a message that could not be read (a type or a value that failed its check on arrival) from node " + from;
   return "an unexpected message " + caf::to_string(x.content()) + " from node " + from;
-}
-
-void ActorBase::set_trace_ref(const trace::ActorRef& ref, trace::Sink* sink, uint64_t step) {
-  trace_ref_ = ref;
-  taken_sink_ = sink;
-  trace_step_ = step;
 }
 
 void ActorBase::record_taken(const caf::mailbox_element& x) {
@@ -48,6 +54,10 @@ trace::MessageKind message_kind(const caf::type_erased_tuple& m) {
 }
 
 #ifndef TAGFLOW_TSAN_ANNOTATE
+void ActorBase::enqueue_now(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) {
+  caf::event_based_actor::enqueue(std::move(ptr), eu);
+}
+
 caf::invoke_message_result ActorBase::consume(caf::mailbox_element& x) {
   if (taken_sink_ != nullptr) record_taken(x);
   return caf::event_based_actor::consume(x);
@@ -88,7 +98,7 @@ void ActorBase::initialize() {
   __tsan_release(state_sync(this));
 }
 
-void ActorBase::enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) {
+void ActorBase::enqueue_now(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) {
   __tsan_release(ptr.get());
   __tsan_release(mailbox_sync(this));
   caf::event_based_actor::enqueue(std::move(ptr), eu);

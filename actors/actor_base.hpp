@@ -31,22 +31,35 @@
 
 namespace tagflow::actors {
 
+class Network;
+
 class ActorBase : public caf::event_based_actor {
  public:
-  explicit ActorBase(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+  // An actor made while a Network is installed on the making thread
+  // (Network::Installed, deterministic sessions only) hands every message
+  // sent to it to that network, which delivers it when its schedule says.
+  explicit ActorBase(caf::actor_config& cfg);
 
-  // With a sink, the actor records a message_taken event for every message
-  // it takes from its mailbox: who sent it, what it carries, its number on
-  // that channel — the order a replay forces (docs/trace.md).
-  void set_trace_ref(const trace::ActorRef& ref, trace::Sink* sink, uint64_t step);
+  // What the actor is in the protocol (set by its constructor, so that
+  // the first message to it already knows), and, with a sink, a
+  // message_taken event for every message it takes from its mailbox: who
+  // sent it, what it carries, its number on that channel — the order a
+  // replay forces (docs/trace.md).
+  void set_trace_ref(const trace::ActorRef& ref) { trace_ref_ = ref; }
+  void set_taken_sink(trace::Sink* sink, uint64_t step) {
+    taken_sink_ = sink;
+    trace_step_ = step;
+  }
   const trace::ActorRef& trace_ref() const { return trace_ref_; }
   caf::invoke_message_result consume(caf::mailbox_element& x) override;
+  void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override;
+  // The real mailbox, past the network (Network::deliver).
+  void enqueue_now(caf::mailbox_element_ptr ptr, caf::execution_unit* eu);
 
 #ifdef TAGFLOW_TSAN_ANNOTATE
   void on_destroy() override;
   void launch(caf::execution_unit* eu, bool lazy, bool hide) override;
   void initialize() override;
-  void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override;
   resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
   bool cleanup(caf::error&& reason, caf::execution_unit* host) override;
 #endif
@@ -70,6 +83,7 @@ class ActorBase : public caf::event_based_actor {
   void record_taken(const caf::mailbox_element& x);
 
   trace::ActorRef trace_ref_;
+  Network* network_ = nullptr;
   trace::Sink* taken_sink_ = nullptr;
   uint64_t trace_step_ = 0;
   std::map<trace::ActorRef, uint64_t> taken_;  // messages taken so far, by sender

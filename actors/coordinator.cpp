@@ -6,7 +6,8 @@ namespace tagflow::actors {
 
 StepCoordinator::StepCoordinator(caf::actor_config& cfg, trace::Sink* events)
     : ActorBase(cfg), events_(events) {
-  set_trace_ref({trace::Role::coordinator, -1, 0, 0}, events, 0);
+  set_trace_ref({trace::Role::coordinator, -1, 0, 0});
+  set_taken_sink(events, 0);
 }
 
 void StepCoordinator::begin(StepPlan& plan) {

@@ -16,7 +16,10 @@ FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, Frame
       tag0_(std::move(tag)),
       parent_(std::move(parent)),
       layout_(exec_->frame(frame)),
-      exit_live_(layout_.exits.size(), false) {}
+      exit_live_(layout_.exits.size(), false) {
+  set_trace_ref(frame_ref(step_->context.partition, tag0_.frame_instance()));
+  set_taken_sink(step_->context.events, step_->context.step_id);
+}
 
 trace::At FrameActor::at(int64_t iteration) const {
   return trace::At{step_->context.step_id, step_->context.partition, tag0_.frame_instance(), iteration};
@@ -42,8 +45,6 @@ caf::behavior FrameActor::make_behavior() {
     const Tag parent = tag0_.parent();
     sink->record(trace::frame_created(at(0), frame_, parent.frame_instance(), parent.iteration()));
   }
-  set_trace_ref(frame_ref(step_->context.partition, tag0_.frame_instance()), step_->context.events,
-                step_->context.step_id);
   // Transfers for this frame instance reach it through its partition.
   if (layout_.num_recvs > 0)
     send(step_->partition, frame_up_atom::value,
@@ -114,7 +115,8 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
     idle_.pop_back();
   } else {
     index = spawned_++;
-    a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this), index);
+    a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this), tag0_.frame_instance(),
+                                           index);
   }
   active_.push_back(Slot{a, index, 1, 0, false});
   for (OutValue& v : held_dead_) values.push_back(std::move(v));

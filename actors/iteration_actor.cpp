@@ -25,16 +25,17 @@ void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
 }
 
 IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step,
-                               caf::actor frame, int64_t index)
+                               caf::actor frame, FrameInstanceId instance, int64_t index)
     : ActorBase(cfg),
       exec_(std::move(exec)),
       step_(std::move(step)),
       frame_(std::move(frame)),
-      index_(index) {}
-
-trace::ActorRef IterationActor::ref() const {
-  return iteration_ref(step_->context.partition, state_.tag().frame_instance(), index_);
+      index_(index) {
+  set_trace_ref(iteration_ref(step_->context.partition, instance, index));
+  set_taken_sink(step_->context.events, step_->context.step_id);
 }
+
+trace::ActorRef IterationActor::ref() const { return trace_ref(); }
 
 // One message_received event per value (a value in parts: at its last
 // part), by the node it is for.
@@ -94,7 +95,6 @@ caf::behavior IterationActor::make_behavior() {
         outstanding_children_ = 0;
         received_ = 1;
         reported_received_ = -1;
-        set_trace_ref(ref(), step_->context.events, step_->context.step_id);
         trace_received(trace::MessageKind::start, batch.values, frame_ref(step_->context.partition, state_.tag().frame_instance()));
         deliver(batch);
         run_and_report();

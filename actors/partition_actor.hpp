@@ -29,6 +29,8 @@ struct PartitionEnv {
   std::shared_ptr<ops::ResourceManager> resources;
   std::vector<caf::actor> workers;
   trace::Sink* events = nullptr;
+  int32_t index = -1;  // its place among the partitions of the steps it runs
+  bool mutant_drop_early_transfers = false;  // SessionOptions::ProtocolMutant (tests)
 };
 
 class PartitionActor : public ActorBase {

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "actors/coordinator.hpp"
+#include "actors/network.hpp"
 #include "actors/partition_actor.hpp"
 #include "actors/partition_hosts.hpp"
 #include "actors/session_config.hpp"
@@ -196,7 +197,8 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
 
 struct Session::Impl {
   Impl(SessionOptions o, std::unique_ptr<SessionConfig> c)
-      : options(std::move(o)), config(std::move(c)), system(*config) {
+      : options(std::move(o)), config(std::move(c)), system(*config),
+        network(options.deterministic ? Network::installed() : nullptr) {
     coordinator = system.spawn<StepCoordinator>(options.events);
     // Workers only pay off when another core can run them.
     size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
@@ -211,6 +213,23 @@ struct Session::Impl {
     if (options.deterministic) drain();
   }
 
+  // Runs the step's actors until one of them, or (under a network) the
+  // schedule, ends it.
+  void run_deterministic(StepWaiter& waiter) {
+    auto& c = coordinator_of_tests();
+    while (!waiter.done()) {
+      if (c.try_run_once()) continue;
+      if (network != nullptr && network->has_pending()) {
+        if (network->deliver_next()) continue;
+        waiter.fail_all(Status(ops::Error::aborted, "step stopped by the schedule"));
+        break;
+      }
+      waiter.fail_all(Status(ops::Error::internal, "step stalled: no actor has a message to process"));
+      break;
+    }
+    drain();
+  }
+
   // Partitions no step will use again: the coordinator stops watching
   // them, then stops them (their end is no partition_down).
   void release(const Prepared& p) {
@@ -220,9 +239,15 @@ struct Session::Impl {
   caf::scheduler::test_coordinator& coordinator_of_tests() {
     return dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler());
   }
+  // Runs every actor until none has anything left to do (under a network:
+  // with every held message delivered).
   void drain() {
     auto& c = coordinator_of_tests();
-    while (c.try_run_once()) {
+    for (;;) {
+      while (c.try_run_once()) {
+      }
+      if (network == nullptr || !network->has_pending()) return;
+      network->deliver_all();
     }
   }
 
@@ -246,7 +271,8 @@ struct Session::Impl {
       r.client = coordinator;
       return options.hosts->spawn(system, r);
     }
-    PartitionEnv env{resources_of(device), workers, options.events};
+    PartitionEnv env{resources_of(device), workers, options.events, static_cast<int32_t>(i),
+                     options.protocol_mutant == SessionOptions::ProtocolMutant::partition_drops_early_transfers};
     return system.spawn<PartitionActor>(p.execs[i], fetches, std::move(env));
   }
 
@@ -368,6 +394,7 @@ struct Session::Impl {
   uint64_t next_step = 1;
   mutable std::mutex last_mu;  // last_partitions
   std::vector<std::string> last_partitions;
+  Network* network;  // deterministic sessions made under one: its schedule
   std::mutex deterministic_mu;  // the testing scheduler runs on its caller
 };
 
@@ -454,14 +481,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   if (!impl_->options.deterministic) {
     result = waiter->wait();
   } else {
-    auto& c = impl_->coordinator_of_tests();
-    while (!waiter->done()) {
-      if (!c.try_run_once()) {
-        waiter->fail_all(Status(ops::Error::internal, "step stalled: no actor has a message to process"));
-        break;
-      }
-    }
-    impl_->drain();
+    impl_->run_deterministic(*waiter);
     result = waiter->take();
   }
   if (!result.ok() && result.status().code() == ops::Error::unavailable && p->remote) impl_->forget_remote();

@@ -50,6 +50,13 @@ struct SessionOptions {
   // time on the caller's thread, in a reproducible order (message-trace
   // tests). `threads` is then ignored.
   bool deterministic = false;
+  // Fault injection for tests of the protocol checkers (the explorer must
+  // catch these); never set outside tests. partition_drops_early_transfers:
+  // a partition drops a transfer that reaches it before the step has
+  // started there, instead of holding it — wrong only in the orders where
+  // a peer's transfer overtakes the coordinator's start.
+  enum class ProtocolMutant { none, partition_drops_early_transfers };
+  ProtocolMutant protocol_mutant = ProtocolMutant::none;
   trace::Sink* events = nullptr;  // not owned; must outlive the session
   std::chrono::nanoseconds timeout{0};  // per step; 0: none
   // Limits for untrusted graphs and steps; unset: the configuration's

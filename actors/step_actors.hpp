@@ -123,7 +123,8 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
 // same frame instance once its frame says it is done.
 class IterationActor : public ActorBase {
  public:
-  IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, caf::actor frame, int64_t index);
+  IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, caf::actor frame, FrameInstanceId instance,
+                 int64_t index);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.iteration"; }
   void on_exit() override;  // drops its handles (see FrameActor::on_exit)

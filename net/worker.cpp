@@ -90,7 +90,7 @@ class WorkerActor : public actors::ActorBase {
     Client& c = it->second;
     auto& resources = c.resources[spec.devices[static_cast<size_t>(spec.index)]];
     if (!resources) resources = std::make_shared<ops::ResourceManager>();
-    actors::PartitionEnv env{resources, kernel_workers_, nullptr};
+    actors::PartitionEnv env{resources, kernel_workers_, nullptr, spec.index};
     caf::actor partition = spawn<actors::PartitionActor>(std::move(exec).value(), std::move(spec.fetch_names),
                                                          std::move(env));
     c.partitions.push_back(partition);

@@ -167,8 +167,12 @@ class Checker {
     using Transfer = std::tuple<uint64_t, uint64_t, int64_t, uint64_t, int32_t, bool>;
     std::map<Transfer, std::vector<size_t>> sent, received;
     std::set<std::pair<uint64_t, int32_t>> traced;  // (step, partition) with events
+    std::set<uint64_t> failed;  // a failed step's transfers in flight are dropped
+    for (const Event& e : t_.events())
+      if (e.kind == Kind::step_done && !e.text.empty()) failed.insert(e.step);
     for (size_t i = 0; i < t_.size(); ++i) {
       const Event& e = t_[i];
+      if (failed.count(e.step) != 0) continue;
       if (e.kind == Kind::step_started) traced.insert({e.step, e.partition});
       if (e.message != MessageKind::transfer) continue;
       if (e.kind == Kind::message_sent) sent[{e.step, e.instance, e.iteration, e.key, e.to.partition, e.dead}].push_back(i);

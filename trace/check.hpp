@@ -28,7 +28,8 @@ struct Violation {
 //    them; a frame instance likewise (frame_created .. frame_done);
 //  - transfers: every transfer sent (key, frame instance, iteration, dead)
 //    is received exactly once, by the partition it was sent to, with the
-//    same tag and dead bit; nothing is received that was not sent;
+//    same tag and dead bit; nothing is received that was not sent (in the
+//    steps that did not fail: a failed step's transfers are dropped);
 //  - control loops: every partition that runs a frame instance runs as
 //    many of its iterations as the others;
 //  - step end: no event of a partition's step after its step_done, for a
