@@ -41,8 +41,7 @@ void KernelBatch::compute(KernelJob& job) const {
 
 // Propagates the outputs of a computed job; `detail` tells the event stream
 // where it ran.
-Status IterationState::finish_job(const KernelBatch& batch, KernelJob& job,
-                                  const char* detail) {
+Status IterationState::finish_job(const KernelBatch& batch, KernelJob& job) {
   --outstanding_jobs_;
   const NodeItem& item = *job.item;
   if (trace::Sink* sink = batch.events()) sink->record(trace::node_ran(at(), item.node_id, job.start_ns, job.end_ns - job.start_ns));
@@ -57,7 +56,7 @@ Status IterationState::finish_job(const KernelBatch& batch, KernelJob& job,
 
 Status IterationState::complete(KernelBatch& batch, const std::vector<int>& done) {
   for (int i : done)
-    TF_RETURN_IF_ERROR(finish_job(batch, batch.jobs[static_cast<size_t>(i)], "worker"));
+    TF_RETURN_IF_ERROR(finish_job(batch, batch.jobs[static_cast<size_t>(i)]));
   return ops::ok_status();
 }
 
@@ -477,7 +476,7 @@ Status IterationState::run(const StepContext& ctx, Outbox& out) {
       KernelBatch& batch = *batch_;
       KernelJob& job = batch.jobs[static_cast<size_t>(j)];
       batch.compute(job);
-      TF_RETURN_IF_ERROR(finish_job(batch, job, ""));
+      TF_RETURN_IF_ERROR(finish_job(batch, job));
       continue;
     } else if (!ready_expensive_.empty()) {
       if (ctx.use_workers && batch_ready()) return make_batch(ctx, out);

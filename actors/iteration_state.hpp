@@ -165,7 +165,7 @@ class IterationState {
   Status read_refs(const StepContext& ctx, const NodeItem& item, ops::Tensor* in) const;
   Status make_batch(const StepContext& ctx, Outbox& out);
   bool batch_ready() const;
-  Status finish_job(const KernelBatch& batch, KernelJob& job, const char* detail);
+  Status finish_job(const KernelBatch& batch, KernelJob& job);
   Status node_error(const NodeItem& item, const Status& s) const;
   trace::At at() const;
   void trace_dead(const NodeItem& item, const ops::Tensor* in) const;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/session.hpp"
 #include "ops/status.hpp"
 
 namespace tagflow::tools {
@@ -44,6 +45,23 @@ struct RunArgs {
   std::string memory_limit;          // "4G"; empty: unset
 };
 int run_graph(const RunArgs& args);
+// What run's flags make of a session and of its feeds (shared by explore
+// and replay).
+ops::Expected<actors::SessionOptions> session_options(const RunArgs& args);
+ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vector<std::string>& texts);
+
+struct ExploreArgs {
+  RunArgs run;              // the graph, the step (fetches, feeds, targets, inits), devices, placement
+  int max_deviations = 1;   // -1: no bound
+  int64_t max_runs = 20000;
+  int64_t random = 0;       // > 0: this many seeded random schedules instead
+  uint64_t seed = 1;
+  std::string out;          // where a failing run's trace goes (default: explore-failure.jsonl)
+};
+// Explores the step's message orders; exit 1 on a failing schedule.
+int explore_graph(const ExploreArgs& args);
+// Re-runs a recorded trace of `run`'s step in the recorded order.
+int replay_trace(const RunArgs& run, const std::string& trace_path);
 
 struct PartitionArgs {
   std::string graph;

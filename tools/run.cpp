@@ -46,8 +46,6 @@ ops::Expected<int> num_devices(const std::optional<int>& devices) {
   return *devices;
 }
 
-namespace {
-
 // The session options the flags give; the limits the flags leave unset
 // come from the configuration or the defaults (Session::resolve_options).
 ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
@@ -99,7 +97,7 @@ ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vecto
   return feeds;
 }
 
-}  // namespace
+namespace {
 
 // Prints a progress line a second on stderr while it lives (a null sink:
 // nothing).
@@ -140,6 +138,8 @@ void explain_dead(const trace::Trace& t, const std::vector<std::string>& nodes) 
     std::printf("--explain %s: %s", name.c_str(), trace::format_explanation(trace::explain(t, q)).c_str());
   }
 }
+
+}  // namespace
 
 int run_graph(const RunArgs& args) {
   // The configuration first: its errors name its file, and it sets the

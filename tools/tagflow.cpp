@@ -118,6 +118,41 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("NODE", explain_node, "NAME[:PORT] of the dead node")->required();
   explain_cmd->add_option("--iteration", explain_iteration, "the iteration (default: the first dead one)");
 
+  // explore and replay take run's step and placement flags
+  const auto step_flags = [](CLI::App* cmd, tagflow::tools::RunArgs& r) {
+    cmd->add_option("--feed", r.feeds, "NAME[:PORT]=VALUE, as for run");
+    cmd->add_option("--fetch", r.fetches, "NAME[:PORT] to compute")->required();
+    cmd->add_option("--target", r.targets, "NAME of a node to run for its effect");
+    cmd->add_option("--init", r.inits, "NAME of a node to run first, in a step of its own; repeatable");
+    cmd->add_option("--config", r.config, "CAF INI configuration file");
+    cmd->add_option("--devices", r.devices, "CPU:0..N-1 of this process (default: the configuration's)");
+    cmd->add_option("--place", r.place, "default, round-robin or random:SEED");
+    cmd->add_option("--max-iterations", r.max_iterations, "iterations per frame instance, at most");
+  };
+  tagflow::tools::RunArgs replay;
+  std::string replay_trace_path;
+  CLI::App* replay_cmd = trace_cmd->add_subcommand(
+      "replay", "Re-run a recorded step under the deterministic scheduler, every actor taking its messages in the "
+                "order the trace recorded; say where the replay first differs, if it does");
+  replay_cmd->add_option("GRAPH", replay.graph, "the GraphDef the trace was recorded on")->required();
+  replay_cmd->add_option("TRACE", replay_trace_path, "trace file")->required();
+  step_flags(replay_cmd, replay);
+
+  tagflow::tools::ExploreArgs explore;
+  CLI::App* explore_cmd = app.add_subcommand(
+      "explore", "Run a step in every order its messages can arrive in that can make a difference (or in seeded "
+                 "random orders), checking each against one device and the invariants of the semantics");
+  explore_cmd->add_option("GRAPH", explore.run.graph, "GraphDef file (.pbtxt or .pb)")->required();
+  step_flags(explore_cmd, explore.run);
+  explore_cmd->add_option("--max-deviations", explore.max_deviations,
+                          "at most this many deliveries out of arrival order per schedule; -1: every order "
+                          "(default: 1)");
+  explore_cmd->add_option("--max-runs", explore.max_runs, "runs of the step, at most (default: 20000)");
+  explore_cmd->add_option("--random", explore.random, "this many seeded random schedules instead");
+  explore_cmd->add_option("--seed", explore.seed, "the random schedules' seed (default: 1)");
+  explore_cmd->add_option("--out", explore.out,
+                          "where a failing run's trace goes (default: explore-failure.jsonl)");
+
   tagflow::tools::WorkerArgs worker;
   CLI::App* worker_cmd = app.add_subcommand(
       "worker", "Join a cluster as one task: listen on the task's address and run the partitions "
@@ -141,6 +176,8 @@ int main(int argc, char** argv) {
     if (*stats_cmd) return tagflow::tools::trace_stats(trace_path);
     if (*timeline_cmd) return tagflow::tools::trace_timeline(trace_path, timeline_out);
     if (*explain_cmd) return tagflow::tools::trace_explain(trace_path, explain_node, explain_iteration);
+    if (*replay_cmd) return tagflow::tools::replay_trace(replay, replay_trace_path);
+    if (*explore_cmd) return tagflow::tools::explore_graph(explore);
   } catch (const std::bad_alloc&) {
     return tagflow::tools::fail(tagflow::ops::Status(tagflow::ops::Error::resource_exhausted, "out of memory"));
   }

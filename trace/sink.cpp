@@ -16,7 +16,7 @@ uint32_t thread_number() {
 
 void Sink::record(Event e) {
   if (e.time_ns == kNoTime) e.time_ns = now_ns();
-  e.thread = thread_number();
+  if (e.thread == 0) e.thread = thread_number();
   write(std::move(e));
 }
 
@@ -129,6 +129,25 @@ std::unique_ptr<Sink> open_sink(const std::string& path, std::string* error) {
   };
   if (ends_with(".jsonl") || ends_with(".json")) return JsonlSink::open(path, error);
   return BinarySink::open(path, error);
+}
+
+bool write_trace(const Trace& t, const std::string& path, std::string* error) {
+  std::unique_ptr<Sink> sink = open_sink(path, error);
+  if (!sink) return false;
+  std::map<const PartitionNames*, std::shared_ptr<const PartitionNames>> copies;
+  for (const Event& e : t.events()) {
+    Event copy = e;
+    if (e.kind == Kind::step_started) {
+      const PartitionNames* n = t.names(e.step, e.partition);
+      if (n != nullptr) {
+        auto& shared = copies[n];
+        if (!shared) shared = std::make_shared<const PartitionNames>(*n);
+        copy.key = sink->names(shared);
+      }
+    }
+    sink->record(std::move(copy));
+  }
+  return true;
 }
 
 // -------------------------------------------------------------------- tee

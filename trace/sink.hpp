@@ -24,7 +24,7 @@ namespace tagflow::trace {
 class Sink {
  public:
   virtual ~Sink() = default;
-  // Records `e`, stamping its time (if it has none) and thread.
+  // Records `e`, stamping its time and thread (if it has none).
   void record(Event e);
   // The id of `table` in this sink's stream; the first call for a table
   // writes it.
@@ -110,6 +110,10 @@ class BinarySink final : public FileSink {
 // A JsonlSink for ".jsonl" (and ".json"), a BinarySink for anything else
 // (".tft" by convention).
 std::unique_ptr<Sink> open_sink(const std::string& path, std::string* error);
+
+// Writes a trace read back or recorded in memory to a file (the form by
+// the extension, as open_sink); false and *error if it cannot.
+bool write_trace(const Trace& t, const std::string& path, std::string* error);
 
 // Records into several sinks (a file and a progress counter, say).
 class TeeSink final : public Sink {
