@@ -30,7 +30,7 @@ void ProgressSink::write(Event&& e) {
       break;
     }
     case Kind::node_ran: ++nodes_; break;
-    case Kind::message_sent: ++messages_; break;
+    case Kind::message_taken: ++messages_; break;
     default: break;
   }
 }

@@ -21,7 +21,7 @@ struct Progress {
   int64_t live_frames = 0;                  // frame instances created and not done
   std::map<std::string, int64_t> iterations;  // by frame name: iterations of its live instances
   int64_t nodes_run = 0;
-  int64_t messages = 0;
+  int64_t messages = 0;  // messages actors took
   double nodes_per_second = 0;    // since the previous snapshot
   double messages_per_second = 0;
 };
