@@ -281,6 +281,9 @@ void FrameActor::finish() {
                             tag0_.with_iteration(iteration).to_string())));
     return;
   }
+  // Recorded before the news leaves: its receiver may record the end of
+  // the step at once.
+  if (trace::Sink* sink = step_->context.events) sink->record(trace::frame_done(at(oldest_ - 1)));
   if (tag0_.is_root()) {
     send(parent_, step_result_atom::value, ValueBatch{std::move(fetches_)});
   } else {
@@ -296,7 +299,6 @@ void FrameActor::finish() {
   if (layout_.num_recvs > 0)
     send(step_->partition, frame_down_atom::value,
          step_->context.step_id, tag0_.frame_instance());
-  if (trace::Sink* sink = step_->context.events) sink->record(trace::frame_done(at(oldest_ - 1)));
   quit();
 }
 
