@@ -10,6 +10,7 @@
 //   executor_bench rss      [N]        peak RSS around a 10^6-iteration loop
 //   executor_bench instances [N]       N frame instances of a one-iteration loop vs N iterations
 //   executor_bench nested   [DEPTH]    DEPTH nested loops, with and without live invariants
+//   executor_bench tracing  [N]        the counting loop recorded into each sink: ns per event
 //   executor_bench all                 everything with default sizes
 #include <Eigen/Core>
 
@@ -23,6 +24,7 @@
 #include "bench/loop_graphs.hpp"
 #include "graph/validate.hpp"
 #include "ops/op_def.hpp"
+#include "trace/sink.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;
@@ -110,6 +112,56 @@ void loop(const std::vector<int>& sizes) {
     std::printf("while i < n: i += 1, n = %7d: %.3f µs/iteration  | baseline plain C++ %.4f µs  (target <= 3 µs; TensorFlow ~18 µs)\n",
                 n, t / n * 1e6, plain / n * 1e6);
   }
+}
+
+// ---------------------------------------------------------------- tracing
+// What recording costs: the counting loop with no sink, and with every
+// event going to a sink that drops it, to memory, to a JSONL file and to
+// a binary file; per event, over the run without a sink.
+class DropSink final : public trace::Sink {
+ protected:
+  void write(trace::Event&&) override {}
+  void write_names(uint64_t, const std::shared_ptr<const trace::PartitionNames>&) override {}
+};
+
+void tracing(int n) {
+  actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(n)}};
+  const auto time = [&](trace::Sink* sink, size_t* events) {
+    actors::SessionOptions o;
+    const char* env = std::getenv("TAGFLOW_BENCH_THREADS");
+    o.threads = env != nullptr ? std::atoi(env) : 0;
+    o.events = sink;
+    auto s = actors::Session::create(parse(counting_text()), o);
+    if (!s.ok()) std::exit(1);
+    run_or_die(**s, feeds, {"w/Exit"});
+    if (auto* memory = dynamic_cast<trace::MemorySink*>(sink)) memory->clear();
+    const double t = bench::median_seconds(5, [&] { bench::keep(run_or_die(**s, feeds, {"w/Exit"})); });
+    if (auto* memory = dynamic_cast<trace::MemorySink*>(sink)) {
+      *events = memory->events().size() / 5;
+      memory->clear();
+    }
+    return t;
+  };
+  size_t events = 0;
+  trace::MemorySink memory;
+  const double off = time(nullptr, &events);
+  const double in_memory = time(&memory, &events);
+  DropSink drop;
+  const double dropped = time(&drop, &events);
+  std::string error;
+  auto jsonl = trace::open_sink("/tmp/tagflow_bench_trace.jsonl", &error);
+  auto binary = trace::open_sink("/tmp/tagflow_bench_trace.tft", &error);
+  const double to_jsonl = time(jsonl.get(), &events);
+  const double to_binary = time(binary.get(), &events);
+  jsonl.reset();
+  binary.reset();
+  std::remove("/tmp/tagflow_bench_trace.jsonl");
+  std::remove("/tmp/tagflow_bench_trace.tft");
+  const double e = static_cast<double>(events);
+  std::printf("while i < n: i += 1, n = %d, %zu events a step: no sink %.3f µs/iteration  | per event: dropped %.0f ns, "
+              "memory %.0f ns, JSONL %.0f ns, binary %.0f ns\n",
+              n, events, off / n * 1e6, (dropped - off) / e * 1e9, (in_memory - off) / e * 1e9,
+              (to_jsonl - off) / e * 1e9, (to_binary - off) / e * 1e9);
 }
 
 // ---------------------------------------------------------------- matmul
@@ -342,6 +394,7 @@ int main(int argc, char** argv) {
   else if (what == "rss") rss(arg(1000000));
   else if (what == "instances") instances(arg(20000));
   else if (what == "nested") nested(arg(1000));
+  else if (what == "tracing") tracing(arg(20000));
   else if (what == "all") {
     chain(100000);
     loop({1000, 10000, 100000, 1000000});
@@ -354,7 +407,7 @@ int main(int argc, char** argv) {
     instances(20000);
     nested(1000);
   } else {
-    std::fprintf(stderr, "usage: executor_bench [chain|loop|matmul|split|parallel|wide|step|rss|instances|nested|all] [N...]\n");
+    std::fprintf(stderr, "usage: executor_bench [chain|loop|matmul|split|parallel|wide|step|rss|instances|nested|tracing|all] [N...]\n");
     return 2;
   }
   return 0;
