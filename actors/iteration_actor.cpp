@@ -29,8 +29,7 @@ IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr ste
     : ActorBase(cfg),
       exec_(std::move(exec)),
       step_(std::move(step)),
-      frame_(std::move(frame)),
-      index_(index) {
+      frame_(std::move(frame)) {
   set_trace_ref(iteration_ref(step_->context.partition, instance, index));
   set_taken_sink(step_->context.events, step_->context.step_id);
 }

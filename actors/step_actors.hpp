@@ -141,7 +141,6 @@ class IterationActor : public ActorBase {
   ExecPtr exec_;
   StepPtr step_;
   caf::actor frame_;
-  int64_t index_;  // among its frame's iteration actors
   IterationState state_;
   Outbox outbox_;
   std::map<FrameId, caf::actor> children_;  // child frame instances, by static frame
