@@ -36,6 +36,15 @@ PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
     if (item.kind == NodeKind::retval) retval_indices_.push_back(item.index);
 }
 
+void PartitionActor::on_exit() {
+  running_.clear();
+  routes_.clear();
+  coordinators_.clear();
+  inline_step_.reset();
+  outbox_.clear();
+  fetches_.clear();
+}
+
 void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
   const uint64_t id = step.context.step_id;
   auto route = routes_.find(id);

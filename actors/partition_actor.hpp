@@ -39,6 +39,9 @@ class PartitionActor : public ActorBase {
                  PartitionEnv env);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.partition"; }
+  // Drops its steps: a step holds the handles of its partitions, this one
+  // among them, and the cycle would keep it alive after it quit.
+  void on_exit() override;
 
  private:
   struct Running {
