@@ -16,6 +16,7 @@
 
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <map>
 #include <string>
 
@@ -83,7 +84,9 @@ class ActorBase : public caf::event_based_actor {
   void record_taken(const caf::mailbox_element& x);
 
   trace::ActorRef trace_ref_;
-  Network* network_ = nullptr;
+  // Set once, by the constructor; read by every sender's thread (relaxed:
+  // the actor's handle reaches a sender only after it was made).
+  std::atomic<Network*> network_{nullptr};
   trace::Sink* taken_sink_ = nullptr;
   uint64_t trace_step_ = 0;
   std::map<trace::ActorRef, uint64_t> taken_;  // messages taken so far, by sender
