@@ -48,7 +48,7 @@ using Choose = std::function<int(const std::vector<PendingMessage>& pending, siz
 // A fresh deterministic session under a network whose schedule is
 // `choose`; records every decision.
 ScheduleRun execute(const graph::Graph& graph, const SessionOptions& base, const StepRequest& step,
-                    const Choose& choose, std::vector<Decision>* decisions) {
+                    const Choose& choose, std::vector<Decision>* decisions, bool after_step = false) {
   ScheduleRun run;
   trace::MemorySink sink;
   Network* network = nullptr;
@@ -65,7 +65,7 @@ ScheduleRun execute(const graph::Graph& graph, const SessionOptions& base, const
     run.choices.push_back(pick);
     run.delivered.push_back(pending[static_cast<size_t>(pick)]);
     return pick;
-  });
+  }, after_step);
   network = &net;
   {
     Network::Installed installed(&net);
@@ -279,7 +279,7 @@ ScheduleRun replay(const graph::Graph& graph, const SessionOptions& base, const 
     }
     return -1;
   };
-  return execute(graph, base, step, follow, nullptr);
+  return execute(graph, base, step, follow, nullptr, /*after_step=*/true);
 }
 
 std::string describe(const PendingMessage& m) {

@@ -26,7 +26,12 @@ class ActorBase;
 
 class Network {
  public:
-  explicit Network(Chooser chooser) : chooser_(std::move(chooser)) {}
+  // `after_step`: the schedule also picks the deliveries after a step
+  // ends (replay follows the recording to the last message); else those
+  // go channel by channel.
+  explicit Network(Chooser chooser, bool after_step = false)
+      : chooser_(std::move(chooser)), after_step_(after_step) {}
+  bool chooses_after_step() const { return after_step_; }
   ~Network();
 
   // While one lives, the network is installed on the making thread.
@@ -76,6 +81,7 @@ class Network {
   static uint64_t entry_hash(const PendingMessage& m);
 
   Chooser chooser_;
+  bool after_step_;
   std::map<ChannelKey, Channel> channels_;
   std::map<trace::ActorRef, uint64_t> history_;  // receiver -> hash of what it took
   uint64_t state_ = 0;

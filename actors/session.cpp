@@ -247,7 +247,7 @@ struct Session::Impl {
       while (c.try_run_once()) {
       }
       if (network == nullptr || !network->has_pending()) return;
-      network->deliver_all();
+      if (!network->chooses_after_step() || !network->deliver_next()) network->deliver_all();
     }
   }
 
