@@ -45,6 +45,21 @@ struct Decision {
 
 using Choose = std::function<int(const std::vector<PendingMessage>& pending, size_t at)>;
 
+// A session of `graph` that runs the step's initialisers, then the step:
+// its outcome, and the error's text in *error if the step failed. The
+// session is gone when this returns.
+std::string run_request(graph::Graph graph, const SessionOptions& o, const StepRequest& step, std::string* error) {
+  auto s = Session::create(std::move(graph), o);
+  if (!s.ok()) return "error " + s.status().to_string();
+  for (const std::string& init : step.inits) {
+    auto r = (*s)->run(step.feeds, {}, {init});
+    if (!r.ok()) return "--init " + init + ": " + outcome_of(r);
+  }
+  auto r = (*s)->run(step.feeds, step.fetches, step.targets);
+  if (!r.ok() && error != nullptr) *error = r.status().to_string();
+  return outcome_of(r);
+}
+
 // A fresh deterministic session under a network whose schedule is
 // `choose`; records every decision.
 ScheduleRun execute(const graph::Graph& graph, const SessionOptions& base, const StepRequest& step,
@@ -73,26 +88,7 @@ ScheduleRun execute(const graph::Graph& graph, const SessionOptions& base, const
     o.deterministic = true;
     o.threads = 1;
     o.events = &sink;
-    auto s = Session::create(graph, o);
-    if (!s.ok()) {
-      run.outcome = "error " + s.status().to_string();
-      return run;
-    }
-    bool ok = true;
-    for (const std::string& init : step.inits) {
-      auto r = (*s)->run(step.feeds, {}, {init});
-      if (!r.ok()) {
-        run.outcome = "--init " + init + ": " + outcome_of(r);
-        ok = false;
-        break;
-      }
-    }
-    if (ok) {
-      auto r = (*s)->run(step.feeds, step.fetches, step.targets);
-      run.outcome = outcome_of(r);
-      if (!r.ok()) run.error = r.status().to_string();
-    }
-    s->reset();
+    run.outcome = run_request(graph, o, step, &run.error);
   }
   run.end_state = net.state_hash();
   run.trace = sink.trace();
@@ -142,21 +138,7 @@ ExploreReport explore(const graph::Graph& graph, const SessionOptions& base, con
     one.events = nullptr;
     graph::Graph unplaced = graph;  // device constraints name the partitions' devices
     for (graph::NodeId id = 0; id < unplaced.num_nodes(); ++id) unplaced.mutable_node(id).device.clear();
-    auto s = Session::create(std::move(unplaced), one);
-    if (!s.ok()) {
-      report.reference = "error " + s.status().to_string();
-    } else {
-      bool ok = true;
-      for (const std::string& init : step.inits) {
-        auto r = (*s)->run(step.feeds, {}, {init});
-        if (!r.ok()) {
-          report.reference = "--init " + init + ": " + outcome_of(r);
-          ok = false;
-          break;
-        }
-      }
-      if (ok) report.reference = outcome_of((*s)->run(step.feeds, step.fetches, step.targets));
-    }
+    report.reference = run_request(std::move(unplaced), one, step, nullptr);
   }
   std::optional<ScheduleRun> failure;
   if (options.random_runs > 0) {

@@ -34,7 +34,6 @@ IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr ste
   set_taken_sink(step_->context.events, step_->context.step_id);
 }
 
-trace::ActorRef IterationActor::ref() const { return trace_ref(); }
 
 // One message_received event per value (a value in parts: at its last
 // part), by the node it is for.
@@ -45,10 +44,9 @@ void IterationActor::trace_transfers(const TransferBatch& batch) {
   for (const TransferValue& v : batch.values) {
     if (v.part + 1 < v.parts) continue;
     const int recv = exec_->recv_item(v.key);
-    const int64_t bytes =
-        v.fragment ? v.whole_shape.num_elements() * ops::dtype_size(ops::base_dtype(v.whole_dtype)) : v.value.byte_size();
-    sink->record(trace::message_received(at, trace::MessageKind::transfer, partition_ref(batch.from_partition), ref(),
-                                         recv >= 0 ? exec_->item(recv).node_id : -1, v.key, v.dead, bytes));
+    sink->record(trace::message_received(at, trace::MessageKind::transfer, partition_ref(batch.from_partition),
+                                         trace_ref(), recv >= 0 ? exec_->item(recv).node_id : -1, v.key, v.dead,
+                                         transfer_bytes(v)));
   }
 }
 
@@ -59,7 +57,7 @@ void IterationActor::trace_received(trace::MessageKind kind, const std::vector<O
   const trace::At at{step_->context.step_id, step_->context.partition, state_.tag().frame_instance(),
                      state_.iteration()};
   for (const OutValue& v : values)
-    sink->record(trace::message_received(at, kind, from, ref(), exec_->item(v.item).node_id, 0, v.dead,
+    sink->record(trace::message_received(at, kind, from, trace_ref(), exec_->item(v.item).node_id, 0, v.dead,
                                          static_cast<int64_t>(v.value.byte_size())));
 }
 
@@ -162,12 +160,7 @@ void IterationActor::run_and_report() {
 
 namespace {
 
-trace::ActorRef self_ref(caf::event_based_actor* self, const StepShared& step) {
-  if (auto* a = dynamic_cast<ActorBase*>(self)) return a->trace_ref();
-  return partition_ref(step.context.partition);
-}
-
-void send_transfer(caf::event_based_actor* self, const StepShared& step, const Tag& tag, int peer,
+void send_transfer(ActorBase* self, const StepShared& step, const Tag& tag, int peer,
                    TransferBatch&& batch) {
   batch.step_id = step.context.step_id;
   batch.instance = tag.frame_instance();
@@ -182,7 +175,7 @@ void send_transfer(caf::event_based_actor* self, const StepShared& step, const T
 
 }  // namespace
 
-void send_transfers(caf::event_based_actor* self, const StepShared& step, const Executable& exec,
+void send_transfers(ActorBase* self, const StepShared& step, const Executable& exec,
                     const Tag& tag, std::vector<OutValue>& sends) {
   std::map<int, TransferBatch> by_peer;
   for (OutValue& v : sends) {
@@ -190,8 +183,8 @@ void send_transfers(caf::event_based_actor* self, const StepShared& step, const 
     TransferBatch& b = by_peer[item.transfer_partition];
     if (trace::Sink* sink = step.context.events) {
       const trace::At at{step.context.step_id, step.context.partition, tag.frame_instance(), tag.iteration()};
-      const trace::ActorRef from = self_ref(self, step);
-      sink->record(trace::message_sent(at, trace::MessageKind::transfer, from, partition_ref(item.transfer_partition),
+      sink->record(trace::message_sent(at, trace::MessageKind::transfer, self->trace_ref(),
+                                       partition_ref(item.transfer_partition),
                                        item.node_id, item.transfer_hash, v.dead,
                                        static_cast<int64_t>(v.value.byte_size())));
     }

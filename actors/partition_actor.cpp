@@ -100,11 +100,9 @@ bool PartitionActor::deliver_to_root(TransferBatch& batch) {
   for (TransferValue& v : batch.values) {
     if (trace::Sink* sink = inline_step_->context.events; sink != nullptr && v.part + 1 >= v.parts) {
       const int recv = exec_->recv_item(v.key);
-      const int64_t bytes = v.fragment ? v.whole_shape.num_elements() * ops::dtype_size(ops::base_dtype(v.whole_dtype))
-                                       : static_cast<int64_t>(v.value.byte_size());
       sink->record(trace::message_received(root_at(), trace::MessageKind::transfer, partition_ref(batch.from_partition),
-                                           partition_ref(inline_step_->context.partition),
-                                           recv >= 0 ? exec_->item(recv).node_id : -1, v.key, v.dead, bytes));
+                                           trace_ref(), recv >= 0 ? exec_->item(recv).node_id : -1, v.key, v.dead,
+                                           transfer_bytes(v)));
     }
     Status s = root_.receive_transfer(v);
     if (!s.ok()) {

@@ -116,7 +116,7 @@ void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
 // Sends the values of an iteration's _Sends to the peer partitions of their
 // _Recvs, one TransferBatch per peer, tagged with the iteration's frame
 // instance and iteration; empties `sends`.
-void send_transfers(caf::event_based_actor* self, const StepShared& step, const Executable& exec,
+void send_transfers(ActorBase* self, const StepShared& step, const Executable& exec,
                     const Tag& tag, std::vector<OutValue>& sends);
 
 // One iteration of one frame instance; reused for a later iteration of the
@@ -136,7 +136,6 @@ class IterationActor : public ActorBase {
   bool take_enters(FrameId frame, ValueBatch& batch);
   void trace_received(trace::MessageKind kind, const std::vector<OutValue>& values, const trace::ActorRef& from);
   void trace_transfers(const TransferBatch& batch);
-  trace::ActorRef ref() const;
 
   ExecPtr exec_;
   StepPtr step_;

@@ -42,6 +42,11 @@ constexpr uint64_t kTransferPartBytes = uint64_t{256} << 10;
 inline uint32_t transfer_parts(uint64_t bytes) {
   return bytes <= kTransferPartBytes ? 1u : static_cast<uint32_t>((bytes + kTransferPartBytes - 1) / kTransferPartBytes);
 }
+// The bytes of the whole value a TransferValue carries or is a part of.
+inline int64_t transfer_bytes(const TransferValue& v) {
+  return v.fragment ? v.whole_shape.num_elements() * ops::dtype_size(ops::base_dtype(v.whole_dtype))
+                    : static_cast<int64_t>(v.value.byte_size());
+}
 // The bytes part `part` of a value of `bytes` bytes stands for.
 inline uint64_t transfer_part_size(uint64_t bytes, uint32_t part) {
   const uint64_t at = uint64_t{part} * kTransferPartBytes;

@@ -49,6 +49,8 @@ int run_graph(const RunArgs& args);
 // and replay).
 ops::Expected<actors::SessionOptions> session_options(const RunArgs& args);
 ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vector<std::string>& texts);
+// The graph file, read within the session's limits (nodes, constants).
+ops::Expected<graph::Graph> import_graph(const std::string& path, const actors::SessionOptions& o);
 
 struct ExploreArgs {
   RunArgs run;              // the graph, the step (fetches, feeds, targets, inits), devices, placement

@@ -7,7 +7,6 @@
 #include <cstdio>
 
 #include "actors/explorer.hpp"
-#include "graph/import.hpp"
 #include "trace/compare.hpp"
 #include "trace/sink.hpp"
 
@@ -25,10 +24,7 @@ ops::Expected<Loaded> load(const RunArgs& run) {
   Loaded l;
   TF_ASSIGN_OR_RETURN(l.options, session_options(run));
   if (l.options.hosts) return Status(ops::Error::invalid_argument, "explore and replay run in one process: no --cluster");
-  graph::ImportOptions limits;
-  limits.max_nodes = *l.options.max_nodes;
-  limits.max_constant_bytes = *l.options.memory_limit;
-  TF_ASSIGN_OR_RETURN(l.graph, graph::import_graph_file(run.graph, limits));
+  TF_ASSIGN_OR_RETURN(l.graph, import_graph(run.graph, l.options));
   TF_ASSIGN_OR_RETURN(l.step.feeds, parse_feeds(l.graph, run.feeds));
   l.step.fetches = run.fetches;
   l.step.targets = run.targets;

@@ -74,6 +74,13 @@ ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
   return actors::Session::resolve_options(std::move(o));
 }
 
+ops::Expected<graph::Graph> import_graph(const std::string& path, const actors::SessionOptions& o) {
+  graph::ImportOptions limits;
+  limits.max_nodes = *o.max_nodes;
+  limits.max_constant_bytes = *o.memory_limit;
+  return graph::import_graph_file(path, limits);
+}
+
 // NAME=VALUE, VALUE a literal of the dtype the graph gives NAME.
 ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vector<std::string>& texts) {
   actors::Feeds feeds;
@@ -165,10 +172,7 @@ int run_graph(const RunArgs& args) {
   if (sinks.size() == 1) options->events = sinks.front();
   else if (sinks.size() > 1) options->events = &tee;
   ProgressPrinter printer(show_progress ? &progress : nullptr);
-  graph::ImportOptions limits;
-  limits.max_nodes = *options->max_nodes;
-  limits.max_constant_bytes = *options->memory_limit;
-  auto g = graph::import_graph_file(args.graph, limits);
+  auto g = import_graph(args.graph, *options);
   if (!g.ok()) return fail(g.status());
   auto session = actors::Session::create(std::move(g).value(), *options);
   if (!session.ok()) return fail(session.status().with_prefix(args.graph + ": "));

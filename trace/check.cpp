@@ -97,10 +97,8 @@ class Checker {
           fmt::format("{} is dead {}: its input {} from {} '{}':{} is dead, but that node's outputs were live there",
                       node(e), at(e), e.port, src_op, t_.node_name(e.step, e.partition, e.src_node), e.src_port));
     }
-    // A live Merge output is not dead; a node that is not a Merge with a
-    // recorded dead input must be dead: value_dead is the only place the
-    // trace says so, so a node_ran of a non-Merge with a dead... (inputs are
-    // not recorded; the rule is checked from the dead side above).
+    // Inputs are recorded only where they were dead (value_dead), so the
+    // rule is checked from the dead side.
   }
 
   void iterations_close() {
@@ -194,9 +192,7 @@ class Checker {
     for (const auto& [k, at_received] : received) {
       if (sent.count(k) != 0) continue;
       const Event& e = t_[at_received.front()];
-      bool sender_traced = false;
-      for (const auto& [step, p] : traced) sender_traced |= step == e.step && p == e.from.partition;
-      if (!sender_traced) continue;
+      if (traced.count({e.step, e.from.partition}) == 0) continue;  // the sender is not traced
       add(at_received.front(), "transfers",
           fmt::format("transfer '{}' received {} ({}) but never sent", transfer_name(e), at(e),
                       e.dead ? "dead" : "live"));

@@ -10,32 +10,13 @@
 #include <vector>
 
 #include "actors/tensor_inspect.hpp"
+#include "caf_bytes.hpp"
 
 using namespace tagflow;
+using namespace tagflow::testing;
 using ops::DType;
 using ops::Shape;
 using ops::Tensor;
-
-namespace {
-
-struct System {
-  caf::actor_system_config config;
-  caf::actor_system system{config};
-};
-
-std::vector<char> save(caf::actor_system& sys, Tensor t) {
-  std::vector<char> buf;
-  caf::binary_serializer sink{sys, buf};
-  if (auto e = sink(t)) throw std::runtime_error(sys.render(e));
-  return buf;
-}
-
-caf::error load(caf::actor_system& sys, const std::vector<char>& buf, Tensor* t) {
-  caf::binary_deserializer source{sys, buf};
-  return source(*t);
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(tensor_inspect)
 

@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "actors/messages.hpp"
+#include "caf_bytes.hpp"
 
 using namespace tagflow;
+using namespace tagflow::testing;
 using actors::TransferBatch;
 using actors::TransferValue;
 using ops::DType;
@@ -25,11 +27,6 @@ using ops::Shape;
 using ops::Tensor;
 
 namespace {
-
-struct System {
-  caf::actor_system_config config;
-  caf::actor_system system{config};
-};
 
 // Part `part` of `t` as the sender makes it: the whole tensor by reference.
 TransferBatch part_of(const Tensor& t, uint32_t part) {
@@ -42,18 +39,6 @@ TransferBatch part_of(const Tensor& t, uint32_t part) {
   v.part = part;
   v.parts = actors::transfer_parts(t.byte_size());
   return b;
-}
-
-std::vector<char> save(caf::actor_system& sys, TransferBatch b) {
-  std::vector<char> buf;
-  caf::binary_serializer sink{sys, buf};
-  if (auto e = sink(b)) throw std::runtime_error(sys.render(e));
-  return buf;
-}
-
-caf::error load(caf::actor_system& sys, const std::vector<char>& buf, TransferBatch* b) {
-  caf::binary_deserializer source{sys, buf};
-  return source(*b);
 }
 
 // A float32 tensor whose bytes all differ from their neighbours'.

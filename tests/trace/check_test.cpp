@@ -53,19 +53,7 @@ std::string keep_trace(const Trace& t, std::string name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   const std::string path = "/tmp/tagflow_check_" + name + ".jsonl";
   std::string error;
-  auto sink = trace::JsonlSink::open(path, &error);
-  if (!sink) return error;
-  std::map<uint64_t, uint64_t> ids;
-  for (const Event& e : t.events()) {
-    Event copy = e;
-    if (e.kind == Kind::step_started) {
-      const trace::PartitionNames* n = t.names(e.step, e.partition);
-      if (n != nullptr)
-        copy.key = sink->names(std::shared_ptr<const trace::PartitionNames>(
-            std::make_shared<trace::PartitionNames>(*n)));
-    }
-    sink->record(std::move(copy));
-  }
+  if (!trace::write_trace(t, path, &error)) return error;
   return path;
 }
 
