@@ -384,6 +384,7 @@ void register_unary_ops(OpRegistry& r) {
 void register_math_ops(OpRegistry& r) {
   register_binary_ops(r);
   register_unary_ops(r);
+  register_add_n_op(r);
   register_select_ops(r);
   register_cast_op(r);
   register_reduction_ops(r);
