@@ -1,9 +1,11 @@
 // Array ops that create tensors, pass them through or relabel their shape:
 // Const, Placeholder, PlaceholderWithDefault, Identity, IdentityN, NoOp,
-// Reshape, Shape, Size, Rank, Fill, ZerosLike, OnesLike, Range, ExpandDims,
-// Squeeze. Relabelling kernels share the input buffer (any dtype, strings
-// included); the others allocate. Signatures follow TensorFlow's
-// core/ops/array_ops.cc and math_ops.cc (Range).
+// StopGradient and PreventGradient (identities to the kernel: they matter
+// only to gradient construction), Reshape, Shape, Size, Rank, Fill,
+// ZerosLike, OnesLike, Range, ExpandDims, Squeeze. Relabelling kernels share
+// the input buffer (any dtype, strings included); the others allocate.
+// Signatures follow TensorFlow's core/ops/array_ops.cc and math_ops.cc
+// (Range).
 #include "ops/array_ops.hpp"
 
 #include <cmath>
@@ -382,6 +384,17 @@ void register_array_ops(OpRegistry& r) {
                           .input("input: T")
                           .output("output: T")
                           .type_attr("T")
+                          .kernel_fn(identity));
+  register_builtin(r, OpDef("StopGradient")
+                          .input("input: T")
+                          .output("output: T")
+                          .type_attr("T")
+                          .kernel_fn(identity));
+  register_builtin(r, OpDef("PreventGradient")
+                          .input("input: T")
+                          .output("output: T")
+                          .type_attr("T")
+                          .attr("message", "string", "")
                           .kernel_fn(identity));
   register_builtin(r, OpDef("IdentityN")
                           .input("input: T")

@@ -1,5 +1,5 @@
 // Elementwise (coefficient-wise) kernels: the templates behind the unary and
-// binary math ops and Relu. An op is a small struct naming its tensor
+// binary math ops, Relu, and the gradient ops of elementwise functions. An op is a small struct naming its tensor
 // element types and an `eval` on Eigen 1-d array expressions; the kernels
 // here do the dtype checks, buffer reuse and NumPy broadcasting around it.
 //
@@ -98,6 +98,13 @@ Tensor reuse_or_allocate(KernelContext& ctx, std::initializer_list<int> candidat
 // error message or nullptr.
 struct CwiseOp {
   static constexpr bool kChecksRhs = false;
+};
+
+// The base of an op whose output has its inputs' element type.
+template <class T>
+struct SameTypeOp : CwiseOp {
+  using In = T;
+  using Out = T;
 };
 
 // Op: `using In, Out` (tensor element types) and
@@ -232,6 +239,52 @@ class BinaryKernel final : public Kernel {
 
   const char* op_;
   int incompatible_value_;
+};
+
+// The base of the gradient ops of elementwise functions (SigmoidGrad(y, dy),
+// ReluGrad(gradients, features), ...). As in TensorFlow they do not
+// broadcast: the operands have equal element counts, or equal shapes when
+// kSameShape, and the output takes the first one's shape.
+template <class T>
+struct CwiseGradOp : SameTypeOp<T> {
+  static constexpr bool kSameShape = false;
+};
+
+// Op: a CwiseGradOp with `static auto eval(const X&, const Y&)`.
+template <class Op>
+class CwiseGradKernel final : public Kernel {
+ public:
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+
+  explicit CwiseGradKernel(const char* op) : op_(op) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& y = ctx.input(1);
+    if (!holds<In>(x) || !holds<In>(y)) {
+      const Tensor* inputs[] = {&x, &y};
+      return input_dtype_error(op_, dtype_v<In>, inputs, 2);
+    }
+    const int64_t n = x.num_elements();
+    if (Op::kSameShape ? x.shape() != y.shape() : n != y.num_elements())
+      return Status(Error::invalid_argument,
+                    std::string(op_) + " expects inputs of the same " +
+                        (Op::kSameShape ? "shape" : "number of elements") + ", got shapes " +
+                        x.shape().to_string() + " and " + y.shape().to_string());
+    const In* xp = elements<In>(x);
+    const In* yp = elements<In>(y);
+    const Shape shape = x.shape();
+    Tensor out = reuse_or_allocate<Out>(ctx, {0, 1}, shape);
+    if (n > 0)
+      ArrayMap<Out>(static_cast<Out*>(out.raw_mutable_data()), n) =
+          Op::eval(ConstArrayMap<In>(xp, n), ConstArrayMap<In>(yp, n));
+    ctx.set_output(0, std::move(out));
+    return ok_status();
+  }
+
+ private:
+  const char* op_;
 };
 
 // Kernel factories for op structs templated on the element type: the

@@ -1,6 +1,6 @@
-// The elementwise math ops (binary with NumPy broadcasting, comparisons,
-// logical ops, unary functions) and register_math_ops, which also registers
-// the rest of the family (ops/math_ops.hpp).
+// The elementwise binary math ops (arithmetic with NumPy broadcasting,
+// comparisons, logical ops; LogicalNot with them) and register_math_ops,
+// which also registers the rest of the family (ops/math_ops.hpp).
 //
 // Signed integer arithmetic wraps on overflow (it is done in the unsigned
 // twin type) and integer division by zero is an error, so no input can make
@@ -14,12 +14,6 @@
 namespace tagflow::ops {
 
 namespace {
-
-template <class T>
-struct SameTypeOp : CwiseOp {
-  using In = T;
-  using Out = T;
-};
 
 template <class T>
 struct PredicateOp : CwiseOp {
@@ -150,6 +144,16 @@ struct PowOp : SameTypeOp<T> {
   }
 };
 
+// (x - y)^2, the loss term whose gradient is 2 (x - y).
+template <class T>
+struct SquaredDifferenceOp : SameTypeOp<T> {
+  template <class X, class Y>
+  static auto eval(const X& x, const Y& y) {
+    if constexpr (is_signed_int_v<T>) return unwrap<T>((wrap<T>(x) - wrap<T>(y)).square());
+    else return (x - y).square();
+  }
+};
+
 // Maximum and Minimum propagate NaN, as TensorFlow's do.
 template <class T>
 struct MaximumOp : SameTypeOp<T> {
@@ -210,69 +214,6 @@ struct LogicalOrOp : SameTypeOp<T> {
   static auto eval(const X& x, const Y& y) { return x || y; }
 };
 
-// ---- unary ----------------------------------------------------------------
-
-template <class T>
-struct NegOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) {
-    if constexpr (is_signed_int_v<T>) return unwrap<T>(-wrap<T>(x));
-    else return -x;
-  }
-};
-
-template <class T>
-struct AbsOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) {
-    if constexpr (is_signed_int_v<T>) {  // |min| wraps to min
-      using U = wrapping_t<T>;
-      return x.unaryExpr([](T a) { return a < 0 ? static_cast<T>(U(0) - static_cast<U>(a)) : a; });
-    } else {
-      return x.abs();
-    }
-  }
-};
-
-template <class T>
-struct SquareOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) {
-    if constexpr (is_signed_int_v<T>) return unwrap<T>(wrap<T>(x).square());
-    else return x.square();
-  }
-};
-
-template <class T>
-struct SqrtOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) { return x.sqrt(); }
-};
-template <class T>
-struct RsqrtOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) { return x.rsqrt(); }
-};
-template <class T>
-struct ExpOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) { return x.exp(); }
-};
-template <class T>
-struct LogOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) { return x.log(); }
-};
-template <class T>
-struct TanhOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) { return x.tanh(); }
-};
-template <class T>
-struct SigmoidOp : SameTypeOp<T> {
-  template <class X>
-  static auto eval(const X& x) { return x.logistic(); }
-};
 template <class T>
 struct LogicalNotOp : SameTypeOp<T> {
   template <class X>
@@ -285,14 +226,6 @@ template <template <class> class Op>
 KernelFactory real_binary(const char* op) {
   return cwise_factory<BinaryKernel, Op, float, double, int32_t, int64_t>(op);
 }
-template <template <class> class Op>
-KernelFactory real_unary(const char* op) {
-  return cwise_factory<UnaryKernel, Op, float, double, int32_t, int64_t>(op);
-}
-template <template <class> class Op>
-KernelFactory float_unary(const char* op) {
-  return cwise_factory<UnaryKernel, Op, float, double>(op);
-}
 
 void binary_op(OpRegistry& r, const char* name, std::vector<DType> types, const char* output,
                KernelFactory kernel) {
@@ -300,14 +233,6 @@ void binary_op(OpRegistry& r, const char* name, std::vector<DType> types, const 
                           .input("x: T")
                           .input("y: T")
                           .output(output)
-                          .type_attr("T", std::move(types))
-                          .kernel(std::move(kernel)));
-}
-
-void unary_op(OpRegistry& r, const char* name, std::vector<DType> types, KernelFactory kernel) {
-  register_builtin(r, OpDef(name)
-                          .input("x: T")
-                          .output("y: T")
                           .type_attr("T", std::move(types))
                           .kernel(std::move(kernel)));
 }
@@ -350,6 +275,8 @@ void register_binary_ops(OpRegistry& r) {
   binary_op(r, "Pow", real_types(), "z: T", real_binary<PowOp>("Pow"));
   binary_op(r, "Maximum", real_types(), "z: T", real_binary<MaximumOp>("Maximum"));
   binary_op(r, "Minimum", real_types(), "z: T", real_binary<MinimumOp>("Minimum"));
+  binary_op(r, "SquaredDifference", real_types(), "z: T",
+            real_binary<SquaredDifferenceOp>("SquaredDifference"));
 
   binary_op(r, "Less", real_types(), "z: bool", real_binary<LessOp>("Less"));
   binary_op(r, "LessEqual", real_types(), "z: bool", real_binary<LessEqualOp>("LessEqual"));
@@ -367,17 +294,6 @@ void register_binary_ops(OpRegistry& r) {
                           cwise_factory<UnaryKernel, LogicalNotOp, bool>("LogicalNot")));
 }
 
-void register_unary_ops(OpRegistry& r) {
-  unary_op(r, "Neg", real_types(), real_unary<NegOp>("Neg"));
-  unary_op(r, "Abs", real_types(), real_unary<AbsOp>("Abs"));
-  unary_op(r, "Square", real_types(), real_unary<SquareOp>("Square"));
-  unary_op(r, "Sqrt", float_types(), float_unary<SqrtOp>("Sqrt"));
-  unary_op(r, "Rsqrt", float_types(), float_unary<RsqrtOp>("Rsqrt"));
-  unary_op(r, "Exp", float_types(), float_unary<ExpOp>("Exp"));
-  unary_op(r, "Log", float_types(), float_unary<LogOp>("Log"));
-  unary_op(r, "Tanh", float_types(), float_unary<TanhOp>("Tanh"));
-  unary_op(r, "Sigmoid", float_types(), float_unary<SigmoidOp>("Sigmoid"));
-}
 
 }  // namespace
 

@@ -1,9 +1,10 @@
 // The math op family, split by concept over several files of ops/:
-// elementwise binary ops in math_ops.cpp, AddN in add_n_op.cpp,
-// Select/SelectV2 in select_ops.cpp, Cast in cast_op.cpp, reductions and
-// ArgMax/ArgMin in reduction_ops.cpp, MatMul and BatchMatMul in
-// matmul_ops.cpp. register_math_ops (op_def.hpp)
-// calls the parts declared here. Internal to ops/.
+// elementwise binary ops in math_ops.cpp, unary functions and their
+// gradients in unary_ops.cpp, AddN in add_n_op.cpp, Select/SelectV2 in
+// select_ops.cpp, Cast in cast_op.cpp, reductions and ArgMax/ArgMin in
+// reduction_ops.cpp, MatMul and BatchMatMul in matmul_ops.cpp.
+// register_math_ops (op_def.hpp) calls the parts declared here. Internal to
+// ops/.
 #pragma once
 
 #include <vector>
@@ -12,6 +13,7 @@
 
 namespace tagflow::ops {
 
+void register_unary_ops(OpRegistry& r);
 void register_add_n_op(OpRegistry& r);
 void register_select_ops(OpRegistry& r);
 void register_cast_op(OpRegistry& r);

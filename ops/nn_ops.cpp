@@ -1,5 +1,7 @@
-// The neural-network ops: Relu, Softmax (over the last axis) and BiasAdd
-// (NHWC: the bias runs along the last dimension; NCHW: along dimension 1).
+// The neural-network ops: Relu and ReluGrad, Softmax and LogSoftmax (over
+// the last axis), BiasAdd (NHWC: the bias runs along the last dimension;
+// NCHW: along dimension 1) and BiasAddGrad. Signatures follow TensorFlow's
+// core/ops/nn_ops.cc.
 #include <Eigen/Core>
 
 #include "ops/cwise_kernel.hpp"
@@ -17,18 +19,32 @@ struct ReluOp : CwiseOp {
   static auto eval(const X& x) { return x.max(T(0)); }
 };
 
+// gradients where features > 0, else 0 (a NaN gradient stays NaN, as
+// TensorFlow multiplies by the mask).
 template <class T>
+struct ReluGradOp : CwiseGradOp<T> {
+  static constexpr bool kSameShape = true;
+  template <class G, class F>
+  static auto eval(const G& gradients, const F& features) {
+    return gradients * (features > T(0)).template cast<T>();
+  }
+};
+
+// Softmax, or LogSoftmax when kLog: x - max - log(sum(exp(x - max))).
+template <class T, bool kLog>
 class SoftmaxKernel final : public Kernel {
  public:
   Status compute(KernelContext& ctx) const override {
+    const char* op = kLog ? "LogSoftmax" : "Softmax";
     const Tensor& logits = ctx.input(0);
     if (!holds<T>(logits)) {
       const Tensor* inputs[] = {&logits};
-      return input_dtype_error("Softmax", dtype_v<T>, inputs, 1);
+      return input_dtype_error(op, dtype_v<T>, inputs, 1);
     }
     if (logits.rank() < 1)
-      return Status(Error::invalid_argument,
-                    "Softmax: logits must have rank >= 1, got shape " + logits.shape().to_string());
+      return Status(Error::invalid_argument, std::string(op) +
+                                                 ": logits must have rank >= 1, got shape " +
+                                                 logits.shape().to_string());
     const int64_t cols = logits.dim(logits.rank() - 1);
     const int64_t n = logits.num_elements();
     const T* xp = logits.data<T>();
@@ -40,9 +56,15 @@ class SoftmaxKernel final : public Kernel {
       Eigen::Map<Rows> y(out.mutable_data<T>(), n / cols, cols);
       // Shifting each row by its maximum keeps exp() from overflowing.
       const Eigen::Array<T, Eigen::Dynamic, 1> row_max = x.rowwise().maxCoeff();
-      y = (x.colwise() - row_max).exp();
-      const Eigen::Array<T, Eigen::Dynamic, 1> row_sum = y.rowwise().sum();
-      y.colwise() /= row_sum;
+      if constexpr (kLog) {
+        y = x.colwise() - row_max;
+        const Eigen::Array<T, Eigen::Dynamic, 1> log_sum = y.exp().rowwise().sum().log();
+        y.colwise() -= log_sum;
+      } else {
+        y = (x.colwise() - row_max).exp();
+        const Eigen::Array<T, Eigen::Dynamic, 1> row_sum = y.rowwise().sum();
+        y.colwise() /= row_sum;
+      }
     }
     ctx.set_output(0, std::move(out));
     return ok_status();
@@ -109,6 +131,56 @@ class BiasAddKernel final : public Kernel {
   bool nchw_;
 };
 
+// The gradient of BiasAdd's bias: out_backprop summed over every dimension
+// but the channel one.
+template <class T>
+class BiasAddGradKernel final : public Kernel {
+ public:
+  BiasAddGradKernel(const char* op, bool nchw) : op_(op), nchw_(nchw) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& dy = ctx.input(0);
+    if (!holds<T>(dy)) {
+      const Tensor* inputs[] = {&dy};
+      return input_dtype_error(op_, dtype_v<T>, inputs, 1);
+    }
+    if (dy.rank() < 2)
+      return Status(Error::invalid_argument, std::string(op_) +
+                                                 ": out_backprop must have rank >= 2, got shape " +
+                                                 dy.shape().to_string());
+    const int channel_dim = nchw_ ? 1 : dy.rank() - 1;
+    const int64_t channels = dy.dim(channel_dim);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < dy.rank(); ++d) {
+      if (d < channel_dim) outer *= dy.dim(d);
+      if (d > channel_dim) inner *= dy.dim(d);
+    }
+    Tensor out(dtype_v<T>, Shape{channels});  // zeros: the sum of nothing
+    if (dy.num_elements() > 0) {
+      using C = wrapping_t<T>;  // integer sums wrap
+      using Rows = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      const C* v = reinterpret_cast<const C*>(dy.data<T>());
+      Eigen::Map<Eigen::Array<C, 1, Eigen::Dynamic>> acc(reinterpret_cast<C*>(out.mutable_data<T>()),
+                                                         channels);
+      if (inner == 1) {  // rows of channels
+        acc = Eigen::Map<const Rows>(v, outer, channels).colwise().sum();
+      } else {  // per outer index a channels x inner slab
+        for (int64_t o = 0; o < outer; ++o)
+          acc += Eigen::Map<const Rows>(v + o * channels * inner, channels, inner)
+                     .rowwise()
+                     .sum()
+                     .transpose();
+      }
+    }
+    ctx.set_output(0, std::move(out));
+    return ok_status();
+  }
+
+ private:
+  const char* op_;
+  bool nchw_;
+};
+
 template <template <class> class Kern, class... Args>
 Expected<std::unique_ptr<Kernel>> make_typed(const char* op, DType t, Args... args) {
   std::unique_ptr<Kernel> k;
@@ -119,7 +191,9 @@ Expected<std::unique_ptr<Kernel>> make_typed(const char* op, DType t, Args... ar
   return k;
 }
 
-KernelFactory bias_add_factory(const char* op) {
+// BiasAdd and BiasAddGrad: a kernel Kern<T>(op, nchw).
+template <template <class> class Kern>
+KernelFactory bias_factory(const char* op) {
   return [op](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
     bool nchw = false;
     if (init.attrs.count("data_format") != 0) {
@@ -130,7 +204,20 @@ KernelFactory bias_add_factory(const char* op) {
       nchw = format == "NCHW";
     }
     DType t = init.input_types.empty() ? DType::invalid : init.input_types[0];
-    return make_typed<BiasAddKernel>(op, t, op, nchw);
+    return make_typed<Kern>(op, t, op, nchw);
+  };
+}
+
+template <bool kLog>
+KernelFactory softmax_factory() {
+  return [](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
+    std::unique_ptr<Kernel> k;
+    DType t = init.input_types.empty() ? DType::invalid : init.input_types[0];
+    dispatch_among<float, double>(base_dtype(t), [&](auto tag) {
+      k = std::make_unique<SoftmaxKernel<typename decltype(tag)::type, kLog>>();
+    });
+    if (!k) return no_kernel_error(kLog ? "LogSoftmax" : "Softmax", t);
+    return k;
   };
 }
 
@@ -143,32 +230,42 @@ void register_nn_ops(OpRegistry& r) {
                           .type_attr("T", real_types())
                           .kernel(cwise_factory<UnaryKernel, ReluOp, float, double, int32_t,
                                                 int64_t>("Relu")));
+  register_builtin(r, OpDef("ReluGrad")
+                          .input("gradients: T")
+                          .input("features: T")
+                          .output("backprops: T")
+                          .type_attr("T", real_types())
+                          .kernel(cwise_factory<CwiseGradKernel, ReluGradOp, float, double,
+                                                int32_t, int64_t>("ReluGrad")));
   register_builtin(r, OpDef("Softmax")
                           .input("logits: T")
                           .output("softmax: T")
                           .type_attr("T", float_types())
-                          .kernel([](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
-                            std::unique_ptr<Kernel> k;
-                            DType t = init.input_types.empty() ? DType::invalid : init.input_types[0];
-                            dispatch_among<float, double>(base_dtype(t), [&](auto tag) {
-                              k = std::make_unique<SoftmaxKernel<typename decltype(tag)::type>>();
-                            });
-                            if (!k) return no_kernel_error("Softmax", t);
-                            return k;
-                          }));
+                          .kernel(softmax_factory<false>()));
+  register_builtin(r, OpDef("LogSoftmax")
+                          .input("logits: T")
+                          .output("logsoftmax: T")
+                          .type_attr("T", float_types())
+                          .kernel(softmax_factory<true>()));
   register_builtin(r, OpDef("BiasAdd")
                           .input("value: T")
                           .input("bias: T")
                           .output("output: T")
                           .type_attr("T", real_types())
                           .attr("data_format", "string", "NHWC")
-                          .kernel(bias_add_factory("BiasAdd")));
+                          .kernel(bias_factory<BiasAddKernel>("BiasAdd")));
   register_builtin(r, OpDef("BiasAddV1")
                           .input("value: T")
                           .input("bias: T")
                           .output("output: T")
                           .type_attr("T", real_types())
-                          .kernel(bias_add_factory("BiasAddV1")));
+                          .kernel(bias_factory<BiasAddKernel>("BiasAddV1")));
+  register_builtin(r, OpDef("BiasAddGrad")
+                          .input("out_backprop: T")
+                          .output("output: T")
+                          .type_attr("T", real_types())
+                          .attr("data_format", "string", "NHWC")
+                          .kernel(bias_factory<BiasAddGradKernel>("BiasAddGrad")));
 }
 
 }  // namespace tagflow::ops

@@ -109,6 +109,20 @@ BOOST_AUTO_TEST_CASE(placeholder_with_default_and_identities_forward_their_input
   BOOST_TEST(none->empty());
 }
 
+BOOST_AUTO_TEST_CASE(stop_gradient_and_prevent_gradient_are_identities) {
+  Tensor x = mat<float>(Shape{2}, {1.5f, -2});
+  for (const char* op : {"StopGradient", "PreventGradient"}) {
+    auto out = run_op1(op, {x});
+    BOOST_REQUIRE(out.ok());
+    BOOST_TEST(out->shares_buffer_with(x));
+  }
+  BOOST_TEST(run("StopGradient", {strs({"a"})}) == "string[1] [\"a\"]");
+  BOOST_TEST(run("PreventGradient", {i32({})}, {{"message", "no second derivative"}}) == "int32[0] []");
+  const OpDef* prevent = OpRegistry::global().find("PreventGradient");
+  BOOST_REQUIRE(prevent != nullptr);
+  BOOST_TEST(prevent->find_attr("message")->default_value->get<std::string>() == "");
+}
+
 // --- Reshape, ExpandDims, Squeeze -------------------------------------------
 
 BOOST_AUTO_TEST_CASE(reshape_shares_the_buffer_and_infers_one_dimension) {

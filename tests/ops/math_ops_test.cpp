@@ -353,4 +353,15 @@ BOOST_AUTO_TEST_CASE(one_kernel_computes_on_several_threads_at_once) {
   BOOST_TEST(x.values_string() == "[[1,2,3],[4,5,6]]");
 }
 
+BOOST_AUTO_TEST_CASE(squared_difference) {
+  BOOST_TEST(result("SquaredDifference", {f32({2}, {1, 5}), f32({2}, {3, 2})}) == "float32[2] [4,9]");
+  BOOST_TEST(result("SquaredDifference", {f32({2, 2}, {1, 2, 3, 4}), Tensor::scalar(2.5f)}) ==
+             "float32[2,2] [[2.25,0.25],[0.25,2.25]]");
+  BOOST_TEST(result("SquaredDifference", {i32({2, 1}, {1, -1}), i32({2}, {3, -4})}) ==
+             "int32[2,2] [[4,25],[16,9]]");
+  BOOST_TEST(result("SquaredDifference", {i64({1}, {-3}), i64({1}, {3})}) == "int64[1] [36]");
+  BOOST_TEST(error_of("SquaredDifference", {f32({2}, {1, 2}), f32({3}, {1, 2, 3})}) ==
+             "invalid_argument: SquaredDifference: incompatible shapes for broadcasting: [2] and [3]");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -29,6 +29,36 @@ BOOST_AUTO_TEST_CASE(relu) {
              "invalid_argument: Relu expects float32 inputs, got int32");
 }
 
+BOOST_AUTO_TEST_CASE(relu_grad) {
+  // gradients where features > 0, else 0
+  BOOST_TEST(result("ReluGrad", {f32({4}, {1, 2, 3, 4}), f32({4}, {-1, 0, 0.5f, 2})}) ==
+             "float32[4] [0,0,3,4]");
+  BOOST_TEST(result("ReluGrad", {tensor<double>({2}, {-1.5, 2}), tensor<double>({2}, {3, 1})}) ==
+             "float64[2] [-1.5,2]");
+  BOOST_TEST(result("ReluGrad", {i32({2, 2}, {5, 6, 7, 8}), i32({2, 2}, {1, -1, 0, 9})}) ==
+             "int32[2,2] [[5,0],[0,8]]");
+  BOOST_TEST(result("ReluGrad", {f32({0}, {}), f32({0}, {})}) == "float32[0] []");
+  BOOST_TEST(error_of("ReluGrad", {f32({2}, {1, 2}), f32({1, 2}, {1, 2})}) ==
+             "invalid_argument: ReluGrad expects inputs of the same shape, got shapes [2] and [1,2]");
+}
+
+BOOST_AUTO_TEST_CASE(log_softmax) {
+  // x - max - log(sum(exp(x - max))): log(1 + e^-1 + e^-2) = 0.4076059644443803
+  Expected<Tensor> y = run_op1("LogSoftmax", {f32({2, 3}, {1, 2, 3, 1000, 1000, 1000})});
+  BOOST_REQUIRE(y.ok());
+  BOOST_TEST(y->shape().to_string() == "[2,3]");
+  const double want[] = {-2.4076059644443803, -1.4076059644443803, -0.4076059644443803,
+                         -1.0986122886681098, -1.0986122886681098, -1.0986122886681098};
+  for (int i = 0; i < 6; ++i) BOOST_TEST(std::abs(at(*y, i) - want[i]) < 1e-6, "element " << i);
+  Expected<Tensor> d = run_op1("LogSoftmax", {tensor<double>({3}, {1, 2, 3})});
+  BOOST_REQUIRE(d.ok());
+  for (int i = 0; i < 3; ++i) BOOST_TEST(std::abs(at(*d, i) - want[i]) < 1e-14);
+  BOOST_TEST(result("LogSoftmax", {f32({2, 0}, {})}) == "float32[2,0] [[],[]]");
+  BOOST_TEST(result("LogSoftmax", {f32({1, 1}, {7})}) == "float32[1,1] [[0]]");
+  BOOST_TEST(error_of("LogSoftmax", {Tensor::scalar(1.0f)}) ==
+             "invalid_argument: LogSoftmax: logits must have rank >= 1, got shape []");
+}
+
 BOOST_AUTO_TEST_CASE(softmax_over_the_last_axis) {
   Expected<Tensor> y = run_op1("Softmax", {f32({2, 3}, {1, 2, 3, 0, 0, std::log(2.0f)})});
   BOOST_REQUIRE(y.ok());
@@ -95,6 +125,27 @@ BOOST_AUTO_TEST_CASE(bias_add_errors) {
              "invalid_argument: BiasAdd: data_format must be NHWC or NCHW, got 'NCWH'");
   BOOST_TEST(error_of("BiasAdd", {f32({1, 1}, {1}), i32({1}, {1})}) ==
              "invalid_argument: BiasAdd expects float32 inputs, got float32 and int32");
+}
+
+BOOST_AUTO_TEST_CASE(bias_add_grad_sums_all_but_the_channels) {
+  BOOST_TEST(result("BiasAddGrad", {f32({2, 3}, {1, 2, 3, 4, 5, 6})}) == "float32[3] [5,7,9]");
+  BOOST_TEST(result("BiasAddGrad", {f32({1, 2, 1, 3}, {1, 2, 3, 4, 5, 6})}, format("NHWC")) ==
+             "float32[3] [5,7,9]");
+  // N=2, C=2, H*W=2: channel 0 holds 1,2,5,6 and channel 1 holds 3,4,7,8.
+  BOOST_TEST(result("BiasAddGrad", {tensor<double>({2, 2, 1, 2}, {1, 2, 3, 4, 5, 6, 7, 8})},
+                    format("NCHW")) == "float64[2] [14,22]");
+  BOOST_TEST(result("BiasAddGrad", {i32({2, 2}, {1, 2, 3, 4})}, format("NCHW")) == "int32[2] [4,6]");
+  BOOST_TEST(result("BiasAddGrad", {tensor<int64_t>({3, 1}, {1, 2, 3})}) == "int64[1] [6]");
+  BOOST_TEST(result("BiasAddGrad", {f32({0, 3}, {})}) == "float32[3] [0,0,0]");
+  BOOST_TEST(result("BiasAddGrad", {f32({2, 0, 2}, {})}, format("NCHW")) == "float32[0] []");
+}
+
+BOOST_AUTO_TEST_CASE(bias_add_grad_errors) {
+  BOOST_TEST(error_of("BiasAddGrad", {f32({3}, {1, 2, 3})}) ==
+             "invalid_argument: BiasAddGrad: out_backprop must have rank >= 2, got shape [3]");
+  BOOST_TEST(error_of("BiasAddGrad", {f32({1, 1}, {1})}, format("HWNC")) ==
+             "invalid_argument: BiasAddGrad: data_format must be NHWC or NCHW, got 'HWNC'");
+  BOOST_TEST(contains(error_of("BiasAddGrad", {tensor<bool>({1, 1}, {true})}), "not one of"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
