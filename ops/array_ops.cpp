@@ -1,15 +1,13 @@
 // Array ops that create tensors, pass them through or relabel their shape:
 // Const, Placeholder, PlaceholderWithDefault, Identity, IdentityN, NoOp,
 // StopGradient and PreventGradient (identities to the kernel: they matter
-// only to gradient construction), Reshape, Shape, Size, Rank, Fill,
-// ZerosLike, OnesLike, Range, ExpandDims, Squeeze. Relabelling kernels share
-// the input buffer (any dtype, strings included); the others allocate.
-// Signatures follow TensorFlow's core/ops/array_ops.cc and math_ops.cc
-// (Range).
+// only to gradient construction), Reshape, Fill, ZerosLike, OnesLike,
+// Range, ExpandDims, Squeeze. Relabelling kernels share the input buffer
+// (any dtype, strings included); the others allocate. Signatures follow
+// TensorFlow's core/ops/array_ops.cc and math_ops.cc (Range).
 #include "ops/array_ops.hpp"
 
 #include <cmath>
-#include <limits>
 #include <sstream>
 
 #include "ops/index_args.hpp"
@@ -174,55 +172,6 @@ class SqueezeKernel final : public Kernel {
  private:
   std::vector<int64_t> squeeze_dims_;
 };
-
-// --- Shape, Size, Rank ----------------------------------------------------
-
-// Writes integer values as the int32 or int64 output a node declares.
-Expected<Tensor> int_tensor(DType dtype, const Shape& shape, const std::vector<int64_t>& values,
-                            const char* op) {
-  TF_ASSIGN_OR_RETURN(Tensor t, allocate_tensor(dtype, shape));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::int32) {
-      if (values[i] > std::numeric_limits<int32_t>::max())
-        return Status(Error::invalid_argument,
-                      std::string(op) + " value " + std::to_string(values[i]) +
-                          " does not fit its int32 output; use out_type int64");
-      t.mutable_data<int32_t>()[i] = static_cast<int32_t>(values[i]);
-    } else {
-      t.mutable_data<int64_t>()[i] = values[i];
-    }
-  }
-  return t;
-}
-
-// Shape and Size: the output dtype is the node's out_type.
-template <bool kSize>
-class ShapeKernel final : public Kernel {
- public:
-  Status init(const KernelInit& init) {
-    if (init.output_types.size() != 1)
-      return Status(Error::invalid_argument, "Shape and Size have one output");
-    out_type_ = base_dtype(init.output_types[0]);
-    return ok_status();
-  }
-  Status compute(KernelContext& ctx) const override {
-    const Tensor& in = ctx.input(0);
-    Expected<Tensor> out =
-        kSize ? int_tensor(out_type_, Shape{}, {in.num_elements()}, "Size")
-              : int_tensor(out_type_, Shape{in.rank()}, in.shape().dims(), "Shape");
-    if (!out.ok()) return out.status();
-    ctx.set_output(0, std::move(*out));
-    return ok_status();
-  }
-
- private:
-  DType out_type_ = DType::int32;
-};
-
-Status rank(KernelContext& ctx) {
-  ctx.set_output(0, Tensor::scalar<int32_t>(ctx.input(0).rank()));
-  return ok_status();
-}
 
 // --- Fill, ZerosLike, OnesLike --------------------------------------------
 
@@ -409,23 +358,6 @@ void register_array_ops(OpRegistry& r) {
                           .type_attr("T")
                           .type_attr("Tshape", index_dtypes(), DType::int32)
                           .kernel_fn(reshape));
-  register_builtin(r, OpDef("Shape")
-                          .input("input: T")
-                          .output("output: out_type")
-                          .type_attr("T")
-                          .type_attr("out_type", index_dtypes(), DType::int32)
-                          .kernel(make_kernel_factory<ShapeKernel<false>>()));
-  register_builtin(r, OpDef("Size")
-                          .input("input: T")
-                          .output("output: out_type")
-                          .type_attr("T")
-                          .type_attr("out_type", index_dtypes(), DType::int32)
-                          .kernel(make_kernel_factory<ShapeKernel<true>>()));
-  register_builtin(r, OpDef("Rank")
-                          .input("input: T")
-                          .output("output: int32")
-                          .type_attr("T")
-                          .kernel_fn(rank));
   register_builtin(r, OpDef("Fill")
                           .input("dims: index_type")
                           .input("value: T")
@@ -471,6 +403,7 @@ void register_array_ops(OpRegistry& r) {
                           .type_attr("T")
                           .attr("squeeze_dims", "list(int)", AttrList{}, 0)
                           .kernel(make_kernel_factory<SqueezeKernel>()));
+  register_shape_ops(r);
   register_array_layout_ops(r);
   register_array_slice_ops(r);
   register_array_gather_ops(r);

@@ -1,9 +1,11 @@
 // The array op family (TensorFlow's array_ops.cc): the pieces shared by its
 // files. register_array_ops (op_def.hpp) registers the whole family; it is
 // split by concept into array_ops.cpp (constants, placeholders, identities,
-// reshapes, shape queries, fills, Range), array_layout_ops.cpp (Transpose,
-// ConcatV2, Pack, Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice,
-// StridedSlice) and array_gather_ops.cpp (GatherV2, OneHot).
+// reshapes, fills, Range), shape_ops.cpp (Shape, ShapeN, Size, Rank and the
+// shape arithmetic of gradients: BroadcastGradientArgs, ConcatOffset,
+// InvertPermutation), array_layout_ops.cpp (Transpose, ConcatV2, Pack,
+// Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice, StridedSlice) and
+// array_gather_ops.cpp (GatherV2, OneHot).
 // Kernels are immutable after creation; compute() is const and reentrant.
 #pragma once
 
@@ -14,6 +16,7 @@
 
 namespace tagflow::ops {
 
+void register_shape_ops(OpRegistry& r);
 void register_array_layout_ops(OpRegistry& r);
 void register_array_slice_ops(OpRegistry& r);
 void register_array_gather_ops(OpRegistry& r);
