@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/builder_context.hpp"
+#include "graph/infer_attrs.hpp"
 #include "graph/validate.hpp"
 
 namespace tagflow::graph {
@@ -14,18 +15,6 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 // TensorFlow's producer version of the corpus files; every op we emit
 // exists (with these attrs) at that version.
 constexpr int32_t kProducer = 27;
-
-// An input argument that takes a list of tensors (`N * T`, a type list).
-bool is_list_arg(const ops::OpDef& def, const ops::ArgSpec& arg) {
-  if (!arg.number_attr.empty() || !arg.type_list_attr.empty()) return true;
-  if (arg.type_attr.empty()) return false;
-  const ops::AttrSpec* spec = def.find_attr(arg.type_attr);
-  return spec != nullptr && spec->type == "list(type)";
-}
-
-const std::string& list_type_attr(const ops::ArgSpec& arg) {
-  return arg.type_list_attr.empty() ? arg.type_attr : arg.type_list_attr;
-}
 
 }  // namespace
 
@@ -292,66 +281,6 @@ Status GraphBuilder::check_input(const Output& x, const std::string& where) cons
   return ok_status();
 }
 
-Status GraphBuilder::infer_attrs(const ops::OpDef& def, const std::vector<Output>& inputs,
-                                 ops::AttrMap& attrs, const std::string& where) const {
-  // How many inputs each argument takes: 1, a count its attr gives, or (for
-  // at most one list argument without attr) what the others leave.
-  const auto& args = def.inputs();
-  std::vector<int64_t> counts(args.size(), 1);
-  int open = -1;
-  int64_t known = 0;
-  for (size_t a = 0; a < args.size(); ++a) {
-    if (!is_list_arg(def, args[a])) {
-      known += 1;
-      continue;
-    }
-    auto n = attrs.find(args[a].number_attr);
-    auto l = attrs.find(list_type_attr(args[a]));
-    if (!args[a].number_attr.empty() && n != attrs.end() && n->second.is<int64_t>()) {
-      counts[a] = n->second.get<int64_t>();
-    } else if (args[a].number_attr.empty() && l != attrs.end() && l->second.is<ops::AttrList>()) {
-      counts[a] = static_cast<int64_t>(l->second.get<ops::AttrList>().type.size());
-    } else if (open < 0) {
-      open = static_cast<int>(a);
-      continue;
-    } else {
-      return Status(Error::invalid_argument,
-                    where + " has two list arguments ('" + args[static_cast<size_t>(open)].name +
-                        "', '" + args[a].name + "'): give the length of one as an attr");
-    }
-    known += counts[a];
-  }
-  const auto given = static_cast<int64_t>(inputs.size());
-  if (open >= 0) {
-    if (given < known)
-      return Status(Error::invalid_argument, where + " takes at least " + std::to_string(known) +
-                                                 " inputs but was given " + std::to_string(given));
-    counts[static_cast<size_t>(open)] = given - known;
-  } else if (given != known) {
-    return Status(Error::invalid_argument, where + " takes " + std::to_string(known) +
-                                               " inputs but was given " + std::to_string(given));
-  }
-  // Type attrs from the inputs (the checks come when the attrs are complete).
-  size_t next = 0;
-  for (size_t a = 0; a < args.size(); ++a) {
-    const ops::ArgSpec& arg = args[a];
-    const auto count = static_cast<size_t>(counts[a]);
-    if (!arg.number_attr.empty()) attrs.emplace(arg.number_attr, counts[a]);
-    if (arg.fixed_type == DType::invalid) {
-      if (is_list_arg(def, arg) && arg.number_attr.empty()) {
-        ops::AttrList types;
-        for (size_t i = 0; i < count; ++i)
-          types.type.push_back(ops::base_dtype(inputs[next + i].dtype));
-        attrs.emplace(list_type_attr(arg), std::move(types));
-      } else if (count > 0) {
-        attrs.emplace(arg.type_attr, ops::base_dtype(inputs[next].dtype));
-      }
-    }
-    next += count;
-  }
-  return ok_status();
-}
-
 Outputs GraphBuilder::op(const std::string& op_name, const std::vector<Output>& inputs,
                          ops::AttrMap attrs, const NodeOptions& options) {
   if (!ok()) return {};
@@ -373,7 +302,10 @@ Outputs GraphBuilder::op(const std::string& op_name, const std::vector<Output>& 
       TF_ASSIGN_OR_RETURN(Output x, capture(current_, inputs[i], where));
       in.push_back(x);
     }
-    TF_RETURN_IF_ERROR(infer_attrs(*def, in, attrs, where));
+    std::vector<DType> in_types;
+    in_types.reserve(in.size());
+    for (const Output& x : in) in_types.push_back(x.dtype);
+    TF_RETURN_IF_ERROR(infer_type_attrs(*def, in_types, attrs, where));
     std::vector<NodeId> control;
     for (const Output& c : options.control_inputs) {
       TF_RETURN_IF_ERROR(check_input(c, where + " control input"));
@@ -410,6 +342,55 @@ Output GraphBuilder::op1(const std::string& op_name, const std::vector<Output>& 
     fail(Error::invalid_argument, "op1: op " + op_name + " has " + std::to_string(out.size()) +
                                       " outputs, not one (use op())");
   return out[0];
+}
+
+}  // namespace tagflow::graph
+
+namespace tagflow::graph {
+
+std::vector<Output> GraphBuilder::gradients(const std::vector<Output>& ys,
+                                            const std::vector<Output>& xs,
+                                            const std::vector<Output>& grad_ys,
+                                            const GradientOptions& options) {
+  std::vector<Output> none(xs.size());
+  if (!ok()) return none;
+  if (current_ != 0) {
+    fail(Error::failed_precondition,
+         "gradients() called while " + context_description(current_) + " is being built");
+    return none;
+  }
+  std::vector<Endpoint> y, x, gy;
+  for (const Output& o : ys) {
+    if (Status s = check_input(o, "gradients() y"); !s.ok()) return record_error(s), none;
+    y.push_back(o.endpoint());
+  }
+  for (const Output& o : xs) {
+    if (Status s = check_input(o, "gradients() x"); !s.ok()) return record_error(s), none;
+    x.push_back(o.endpoint());
+  }
+  for (const Output& o : grad_ys) {
+    if (!o.valid()) {
+      gy.push_back({kNoNode, 0});
+      continue;
+    }
+    if (Status s = check_input(o, "gradients() grad_y"); !s.ok()) return record_error(s), none;
+    gy.push_back(o.endpoint());
+  }
+  const int before = graph_.num_nodes();
+  GradientOptions o = options;
+  if (o.ops == nullptr) o.ops = registry_;
+  auto r = graph::gradients(graph_, y, x, gy, o);
+  // The new nodes belong to no builder cond or loop: nothing built later
+  // may capture from inside a gradient loop.
+  node_context_.resize(static_cast<size_t>(graph_.num_nodes()), 0);
+  if (!r.ok()) {
+    record_error(r.status());
+    return none;
+  }
+  (void)before;
+  std::vector<Output> out;
+  for (const Endpoint& d : r->dxs) out.push_back(d.node == kNoNode ? Output{} : make_output(d.node, d.port));
+  return out;
 }
 
 }  // namespace tagflow::graph

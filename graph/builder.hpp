@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "graph/gradients.hpp"
 #include "graph/graph.hpp"
 #include "ops/tensor.hpp"
 
@@ -223,6 +224,16 @@ class GraphBuilder {
   // A NoOp that runs after every given node (tf.group).
   Output group(const std::vector<Output>& deps, const NodeOptions& options = {});
 
+  // --- gradients -------------------------------------------------------------
+  // d(sum of ys · grad_ys)/d(xs), added to the graph (graph/gradients.hpp):
+  // one Output per x, invalid where no gradient flows to it (unless
+  // options.unconnected is zeros). Called outside every cond and loop; the
+  // ys and xs must be too. Gradient loops, stacks and counters are added
+  // for the loops on the way.
+  std::vector<Output> gradients(const std::vector<Output>& ys, const std::vector<Output>& xs,
+                                const std::vector<Output>& grad_ys = {},
+                                const GradientOptions& options = {});
+
   // --- control flow ----------------------------------------------------------
   // tf.cond (v1): see the header comment and docs/construction.md. Both
   // branches must return as many tensors, of equal dtypes. `name` is the
@@ -272,8 +283,6 @@ class GraphBuilder {
                            std::vector<Output> inputs, ops::AttrMap attrs, int context,
                            std::vector<NodeId> control = {});
   Status check_input(const Output& x, const std::string& where) const;
-  Status infer_attrs(const ops::OpDef& def, const std::vector<Output>& inputs,
-                     ops::AttrMap& attrs, const std::string& where) const;
 
   // Capture into a context: the value of `x` as seen by nodes of context `c`.
   Expected<Output> capture(int c, Output x, const std::string& user);
