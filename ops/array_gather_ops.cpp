@@ -19,16 +19,6 @@ int64_t product(const Shape& s, int begin, int end) {
   return n;
 }
 
-// "[1,2]": the multi-index of flat element `flat` of `shape`.
-std::string index_of(const Shape& shape, int64_t flat) {
-  std::vector<int64_t> index(static_cast<size_t>(shape.rank()));
-  for (int i = shape.rank() - 1; i >= 0; --i) {
-    index[static_cast<size_t>(i)] = flat % shape.dim(i);
-    flat /= shape.dim(i);
-  }
-  return ints_to_string(index);
-}
-
 class GatherKernel final : public Kernel {
  public:
   Status init(const KernelInit& init) {
@@ -64,7 +54,7 @@ class GatherKernel final : public Kernel {
     for (size_t i = 0; i < index.size(); ++i)
       if (index[i] < 0 || index[i] >= limit)
         return Status(Error::invalid_argument,
-                      "GatherV2 indices" + index_of(indices.shape(), static_cast<int64_t>(i)) +
+                      "GatherV2 indices" + element_index(indices.shape(), static_cast<int64_t>(i)) +
                           " = " + std::to_string(index[i]) + " is not in [0, " +
                           std::to_string(limit) + ")");
 

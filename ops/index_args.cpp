@@ -73,6 +73,15 @@ Expected<Shape> shape_from_tensor(const Tensor& t, const char* what) {
   return s;
 }
 
+std::string element_index(const Shape& shape, int64_t flat) {
+  std::vector<int64_t> index(static_cast<size_t>(shape.rank()));
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    index[static_cast<size_t>(i)] = flat % shape.dim(i);
+    flat /= shape.dim(i);
+  }
+  return ints_to_string(index);
+}
+
 std::string ints_to_string(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) {

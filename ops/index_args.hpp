@@ -28,6 +28,10 @@ Expected<int> canonical_axis(int64_t axis, int rank, const char* what = "axis");
 // A shape from a rank-1 integer tensor of non-negative dimensions.
 Expected<Shape> shape_from_tensor(const Tensor& t, const char* what);
 
+// "[1,2]": the multi-index of flat element `flat` of `shape`, for messages
+// naming a bad index ("segment_ids[1,2] = 7 is out of range").
+std::string element_index(const Shape& shape, int64_t flat);
+
 // "[1,2,3]" — for messages.
 std::string ints_to_string(const std::vector<int64_t>& v);
 

@@ -305,6 +305,7 @@ void register_math_ops(OpRegistry& r) {
   register_cast_op(r);
   register_reduction_ops(r);
   register_matmul_ops(r);
+  register_segment_ops(r);
 }
 
 }  // namespace tagflow::ops

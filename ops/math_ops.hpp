@@ -2,9 +2,10 @@
 // elementwise binary ops in math_ops.cpp, unary functions and their
 // gradients in unary_ops.cpp, AddN in add_n_op.cpp, Select/SelectV2 in
 // select_ops.cpp, Cast in cast_op.cpp, reductions and ArgMax/ArgMin in
-// reduction_ops.cpp, MatMul and BatchMatMul in matmul_ops.cpp.
-// register_math_ops (op_def.hpp) calls the parts declared here. Internal to
-// ops/.
+// reduction_ops.cpp, MatMul and BatchMatMul in matmul_ops.cpp,
+// UnsortedSegmentSum (and DynamicStitch, which places rows by index too) in
+// segment_ops.cpp. register_math_ops (op_def.hpp) calls the parts declared
+// here. Internal to ops/.
 #pragma once
 
 #include <vector>
@@ -19,6 +20,7 @@ void register_select_ops(OpRegistry& r);
 void register_cast_op(OpRegistry& r);
 void register_reduction_ops(OpRegistry& r);
 void register_matmul_ops(OpRegistry& r);
+void register_segment_ops(OpRegistry& r);
 
 // The allowed-type lists of the math and nn ops: TensorFlow's lists cut
 // down to what tagflow computes.
