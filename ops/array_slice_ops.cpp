@@ -1,10 +1,12 @@
-// Slice and StridedSlice. Both reduce to one strided view of the input
-// (ops/tensor_copy.hpp), so they work for every dtype, strings included.
-// StridedSlice follows TensorFlow's ValidateStridedSliceOp exactly: the
-// user's "sparse" spec (begin/end/strides plus the five masks) is expanded
-// into a "dense" spec with one entry per input dimension, each entry is
-// canonicalised (negative indices, clamping, masks), and the final shape
-// re-inserts new axes and drops shrunk ones.
+// Slice, StridedSlice and StridedSliceGrad. Each reduces to one strided view
+// of a tensor (ops/tensor_copy.hpp), so they work for every dtype, strings
+// included: Slice and StridedSlice copy the view out of their input,
+// StridedSliceGrad writes dy into the same view of zeros. The strided view
+// follows TensorFlow's ValidateStridedSliceOp exactly: the user's "sparse"
+// spec (begin/end/strides plus the five masks) is expanded into a "dense"
+// spec with one entry per input dimension, each entry is canonicalised
+// (negative indices, clamping, masks), and the final shape re-inserts new
+// axes and drops shrunk ones.
 #include <algorithm>
 #include <string>
 
@@ -174,47 +176,96 @@ Status canonicalize(const Shape& shape, const DenseSpec& d, StridedView& view) {
   return ok_status();
 }
 
+// What StridedSlice takes from a tensor of `shape`: the strided view and the
+// output shape (new axes added, shrunk dimensions dropped).
+struct StridedSlicing {
+  StridedView view;
+  Shape output;
+};
+
+// Reads begin, end and strides (inputs first..first+2) and computes the
+// slicing of `shape` as TensorFlow's ValidateStridedSliceOp does.
+Expected<StridedSlicing> strided_slicing(KernelContext& ctx, int first, const Shape& shape,
+                                         const SliceMasks& masks) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> begin,
+                      read_int_vector(ctx.input(first), "StridedSlice begin"));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> end,
+                      read_int_vector(ctx.input(first + 1), "StridedSlice end"));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                      read_int_vector(ctx.input(first + 2), "StridedSlice strides"));
+  if (end.size() != begin.size() || strides.size() != begin.size())
+    return Status(Error::invalid_argument,
+                  "StridedSlice begin " + ints_to_string(begin) + ", end " + ints_to_string(end) +
+                      " and strides " + ints_to_string(strides) + " must have the same length");
+  if (begin.size() > kMaxSparseDims)
+    return Status(Error::invalid_argument, "StridedSlice spec has " +
+                                               std::to_string(begin.size()) +
+                                               " entries, more than the masks can describe");
+  TF_ASSIGN_OR_RETURN(DenseSpec dense, build_dense_spec(shape.rank(), begin, end, strides, masks));
+  StridedSlicing s;
+  TF_RETURN_IF_ERROR(canonicalize(shape, dense, s.view));
+  std::vector<int64_t> final_dims;
+  for (int from : dense.final_dims_from)
+    final_dims.push_back(from == kNewAxis ? 1 : s.view.dims[static_cast<size_t>(from)]);
+  Expected<Shape> output = Shape::make(final_dims);
+  if (!output.ok()) return output.status().with_prefix("StridedSlice output: ");
+  s.output = *output;
+  return s;
+}
+
+Expected<SliceMasks> read_masks(const KernelInit& init) {
+  SliceMasks masks;
+  const std::pair<const char*, uint64_t*> attrs[] = {
+      {"begin_mask", &masks.begin},       {"end_mask", &masks.end},
+      {"ellipsis_mask", &masks.ellipsis}, {"new_axis_mask", &masks.new_axis},
+      {"shrink_axis_mask", &masks.shrink_axis}};
+  for (auto& [name, mask] : attrs) {
+    TF_ASSIGN_OR_RETURN(int64_t v, init.attr<int64_t>(name));
+    *mask = static_cast<uint64_t>(v);
+  }
+  return masks;
+}
+
 class StridedSliceKernel final : public Kernel {
  public:
   Status init(const KernelInit& init) {
-    const std::pair<const char*, uint64_t*> attrs[] = {
-        {"begin_mask", &masks_.begin},       {"end_mask", &masks_.end},
-        {"ellipsis_mask", &masks_.ellipsis}, {"new_axis_mask", &masks_.new_axis},
-        {"shrink_axis_mask", &masks_.shrink_axis}};
-    for (auto& [name, mask] : attrs) {
-      TF_ASSIGN_OR_RETURN(int64_t v, init.attr<int64_t>(name));
-      *mask = static_cast<uint64_t>(v);
-    }
+    TF_ASSIGN_OR_RETURN(masks_, read_masks(init));
     return ok_status();
   }
 
   Status compute(KernelContext& ctx) const override {
     const Tensor& in = ctx.input(0);
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> begin,
-                        read_int_vector(ctx.input(1), "StridedSlice begin"));
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> end, read_int_vector(ctx.input(2), "StridedSlice end"));
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
-                        read_int_vector(ctx.input(3), "StridedSlice strides"));
-    if (end.size() != begin.size() || strides.size() != begin.size())
+    TF_ASSIGN_OR_RETURN(StridedSlicing s, strided_slicing(ctx, 1, in.shape(), masks_));
+    TF_ASSIGN_OR_RETURN(Tensor out, allocate_tensor(in.dtype(), s.output));
+    strided_copy(in, s.view, out);
+    ctx.set_output(0, std::move(out));
+    return ok_status();
+  }
+
+ private:
+  SliceMasks masks_;
+};
+
+// StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with dy
+// written where StridedSlice(x of that shape, begin, end, strides) reads.
+class StridedSliceGradKernel final : public Kernel {
+ public:
+  Status init(const KernelInit& init) {
+    TF_ASSIGN_OR_RETURN(masks_, read_masks(init));
+    return ok_status();
+  }
+
+  Status compute(KernelContext& ctx) const override {
+    TF_ASSIGN_OR_RETURN(Shape shape, shape_from_tensor(ctx.input(0), "StridedSliceGrad shape"));
+    const Tensor& dy = ctx.input(4);
+    TF_ASSIGN_OR_RETURN(StridedSlicing s, strided_slicing(ctx, 1, shape, masks_));
+    if (!dy.valid() || dy.shape() != s.output)
       return Status(Error::invalid_argument,
-                    "StridedSlice begin " + ints_to_string(begin) + ", end " +
-                        ints_to_string(end) + " and strides " + ints_to_string(strides) +
-                        " must have the same length");
-    if (begin.size() > kMaxSparseDims)
-      return Status(Error::invalid_argument, "StridedSlice spec has " +
-                                                 std::to_string(begin.size()) +
-                                                 " entries, more than the masks can describe");
-    TF_ASSIGN_OR_RETURN(DenseSpec dense,
-                        build_dense_spec(in.rank(), begin, end, strides, masks_));
-    StridedView view;
-    TF_RETURN_IF_ERROR(canonicalize(in.shape(), dense, view));
-    std::vector<int64_t> final_dims;
-    for (int from : dense.final_dims_from)
-      final_dims.push_back(from == kNewAxis ? 1 : view.dims[static_cast<size_t>(from)]);
-    Expected<Shape> shape = Shape::make(final_dims);
-    if (!shape.ok()) return shape.status().with_prefix("StridedSlice output: ");
-    TF_ASSIGN_OR_RETURN(Tensor out, allocate_tensor(in.dtype(), *shape));
-    strided_copy(in, view, out);
+                    "StridedSliceGrad: dy has shape " + dy.shape().to_string() +
+                        " but the slice of shape " + shape.to_string() + " has shape " +
+                        s.output.to_string());
+    TF_ASSIGN_OR_RETURN(Tensor out, allocate_tensor(dy.dtype(), shape));
+    strided_scatter(dy, out, s.view);
     ctx.set_output(0, std::move(out));
     return ok_status();
   }
@@ -248,6 +299,21 @@ void register_array_slice_ops(OpRegistry& r) {
                           .attr("new_axis_mask", "int", int64_t{0})
                           .attr("shrink_axis_mask", "int", int64_t{0})
                           .kernel(make_kernel_factory<StridedSliceKernel>()));
+  register_builtin(r, OpDef("StridedSliceGrad")
+                          .input("shape: Index")
+                          .input("begin: Index")
+                          .input("end: Index")
+                          .input("strides: Index")
+                          .input("dy: T")
+                          .output("output: T")
+                          .type_attr("T")
+                          .type_attr("Index", index_dtypes())
+                          .attr("begin_mask", "int", int64_t{0})
+                          .attr("end_mask", "int", int64_t{0})
+                          .attr("ellipsis_mask", "int", int64_t{0})
+                          .attr("new_axis_mask", "int", int64_t{0})
+                          .attr("shrink_axis_mask", "int", int64_t{0})
+                          .kernel(make_kernel_factory<StridedSliceGradKernel>()));
 }
 
 }  // namespace tagflow::ops

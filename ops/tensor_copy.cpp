@@ -74,6 +74,18 @@ void strided_copy_bytes(const Tensor& src, const StridedView& v, Tensor& dst) {
       [&](int64_t di, int64_t si) { std::memcpy(d + di * N, s + si * N, N); });
 }
 
+template <size_t N>
+void strided_scatter_bytes(const Tensor& src, Tensor& dst, const StridedView& v) {
+  const auto* s = static_cast<const unsigned char*>(src.raw_data());
+  auto* d = static_cast<unsigned char*>(dst.raw_mutable_data());
+  walk_view(
+      v,
+      [&](int64_t si, int64_t di, int64_t n) {
+        std::memcpy(d + di * N, s + si * N, static_cast<size_t>(n) * N);
+      },
+      [&](int64_t si, int64_t di) { std::memcpy(d + di * N, s + si * N, N); });
+}
+
 }  // namespace
 
 namespace {
@@ -170,6 +182,29 @@ void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst) {
     case 4: strided_copy_bytes<4>(src, v, dst); break;
     case 8: strided_copy_bytes<8>(src, v, dst); break;
     case 16: strided_copy_bytes<16>(src, v, dst); break;
+    default: break;  // an invalid tensor (size 0): nothing to move
+  }
+}
+
+// walk_view's contiguous index is src's here and its view index dst's.
+void strided_scatter(const Tensor& src, Tensor& dst, const StridedView& view) {
+  for (int64_t d : view.dims)
+    if (d == 0) return;
+  const StridedView v = simplify(view);
+  if (dtype_is_object(dst.dtype())) {
+    const std::string* s = src.data<std::string>();
+    std::string* d = dst.mutable_data<std::string>();
+    walk_view(
+        v, [&](int64_t si, int64_t di, int64_t n) { std::copy(s + si, s + si + n, d + di); },
+        [&](int64_t si, int64_t di) { d[di] = s[si]; });
+    return;
+  }
+  switch (dtype_size(dst.dtype())) {
+    case 1: strided_scatter_bytes<1>(src, dst, v); break;
+    case 2: strided_scatter_bytes<2>(src, dst, v); break;
+    case 4: strided_scatter_bytes<4>(src, dst, v); break;
+    case 8: strided_scatter_bytes<8>(src, dst, v); break;
+    case 16: strided_scatter_bytes<16>(src, dst, v); break;
     default: break;  // an invalid tensor (size 0): nothing to move
   }
 }

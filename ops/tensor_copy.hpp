@@ -1,7 +1,7 @@
 // Element movement for kernels that rearrange rather than compute: allocate
 // an output safely, copy runs of elements, and copy a strided view (the one
 // primitive behind Transpose, Slice, StridedSlice, Tile, BroadcastTo and
-// Unpack). Works for every dtype: fixed-size elements move as bytes, so
+// Unpack) or write into one (StridedSliceGrad). Works for every dtype: fixed-size elements move as bytes, so
 // quantized, half and complex types need no dispatch; string, resource and
 // variant elements are copied as std::string objects.
 // Stateless free functions; thread-safe on distinct destination tensors.
@@ -44,6 +44,12 @@ struct StridedView {
 // Writes the view's elements in row-major order to dst, which holds exactly
 // the product of view.dims elements. The view must stay inside src.
 void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst);
+
+// The inverse of strided_copy: writes src's elements, in row-major order,
+// to the view's elements of dst, which the caller just allocated. src holds
+// exactly the product of view.dims elements; the view must stay inside dst
+// and name no element twice (no zero stride on a dimension longer than 1).
+void strided_scatter(const Tensor& src, Tensor& dst, const StridedView& view);
 
 // Row-major element strides of a shape: {12, 4, 1} for [2,3,4].
 std::vector<int64_t> row_major_strides(const Shape& shape);
