@@ -1,7 +1,8 @@
-// Array ops that rearrange elements: Transpose, ConcatV2, Pack, Unpack, Tile
-// and BroadcastTo. Every kernel moves elements with ops/tensor_copy.hpp, so
+// Array ops that rearrange elements: Transpose, ConcatV2 and its inverses
+// Split and SplitV, Pack, Unpack, Tile and BroadcastTo. Every kernel moves elements with ops/tensor_copy.hpp, so
 // each works for every dtype, strings included. Signatures follow
 // TensorFlow's core/ops/array_ops.cc.
+#include <optional>
 #include <string>
 
 #include "ops/array_ops.hpp"
@@ -86,6 +87,82 @@ Status concat(KernelContext& ctx) {
   }
   ctx.set_output(0, std::move(out));
   return ok_status();
+}
+
+// Cuts `value` along `axis` into pieces of `sizes` (which sum to the
+// dimension), one output each.
+Status split_along(KernelContext& ctx, const Tensor& value, int axis,
+                   const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> dims = value.shape().dims();
+  const size_t a = static_cast<size_t>(axis);
+  const int64_t outer = product(dims, 0, a);
+  const int64_t inner = product(dims, a + 1, dims.size());
+  const int64_t len = dims[a];
+  int64_t start = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    dims[a] = sizes[i];
+    TF_ASSIGN_OR_RETURN(Shape shape, Shape::make(dims));
+    TF_ASSIGN_OR_RETURN(Tensor out, allocate_uninitialized(value.dtype(), shape));
+    const int64_t run = sizes[i] * inner;
+    for (int64_t o = 0; o < outer; ++o)
+      copy_elements(value, (o * len + start) * inner, out, o * run, run);
+    start += sizes[i];
+    ctx.set_output(static_cast<int>(i), std::move(out));
+  }
+  return ok_status();
+}
+
+Expected<int> split_axis(const Tensor& value, const Tensor& split_dim, const char* what) {
+  TF_ASSIGN_OR_RETURN(int64_t dim, read_int_scalar(split_dim, what));
+  if (value.rank() == 0)
+    return Status(Error::invalid_argument, std::string(what) + ": cannot split a scalar");
+  return canonical_axis(dim, value.rank(), what);
+}
+
+// Split(split_dim, value): num_split equal pieces.
+Status split(KernelContext& ctx) {
+  const Tensor& value = ctx.input(1);
+  const int num = ctx.num_outputs();
+  TF_ASSIGN_OR_RETURN(int axis, split_axis(value, ctx.input(0), "Split split_dim"));
+  if (num < 1 || value.dim(axis) % num != 0)
+    return Status(Error::invalid_argument,
+                  "Split: num_split " + std::to_string(num) + " does not evenly divide dimension " +
+                      std::to_string(axis) + " of shape " + value.shape().to_string());
+  return split_along(ctx, value, axis, std::vector<int64_t>(static_cast<size_t>(num),
+                                                            value.dim(axis) / num));
+}
+
+// SplitV(value, size_splits, split_dim): pieces of the given sizes, one of
+// which may be -1 (what the others leave).
+Status split_v(KernelContext& ctx) {
+  const Tensor& value = ctx.input(0);
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                      read_int_vector(ctx.input(1), "SplitV size_splits"));
+  TF_ASSIGN_OR_RETURN(int axis, split_axis(value, ctx.input(2), "SplitV split_dim"));
+  const std::string spec = "SplitV size_splits " + ints_to_string(sizes);
+  if (static_cast<int>(sizes.size()) != ctx.num_outputs())
+    return Status(Error::invalid_argument, spec + " has " + std::to_string(sizes.size()) +
+                                               " entries but num_split is " +
+                                               std::to_string(ctx.num_outputs()));
+  const int64_t len = value.dim(axis);
+  std::optional<size_t> unknown;
+  int64_t sum = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1 && unknown)
+      return Status(Error::invalid_argument, spec + ": only one size may be -1");
+    if (sizes[i] == -1) {
+      unknown = i;
+    } else if (sizes[i] < 0 || __builtin_add_overflow(sum, sizes[i], &sum)) {
+      return Status(Error::invalid_argument, spec + " has a negative size");
+    }
+  }
+  if (unknown ? sum > len : sum != len)
+    return Status(Error::invalid_argument,
+                  spec + " sums to " + std::to_string(sum) + (unknown ? ", more than" : ", not") +
+                      " the size " + std::to_string(len) + " of dimension " +
+                      std::to_string(axis) + " of shape " + value.shape().to_string());
+  if (unknown) sizes[*unknown] = len - sum;
+  return split_along(ctx, value, axis, sizes);
 }
 
 class PackKernel final : public Kernel {
@@ -237,6 +314,22 @@ void register_array_layout_ops(OpRegistry& r) {
                           .type_attr("T")
                           .type_attr("Tidx", index_dtypes(), DType::int32)
                           .kernel_fn(concat));
+  register_builtin(r, OpDef("Split")
+                          .input("split_dim: int32")
+                          .input("value: T")
+                          .output("output: num_split * T")
+                          .attr("num_split", "int", std::nullopt, 1)
+                          .type_attr("T")
+                          .kernel_fn(split));
+  register_builtin(r, OpDef("SplitV")
+                          .input("value: T")
+                          .input("size_splits: Tlen")
+                          .input("split_dim: int32")
+                          .output("output: num_split * T")
+                          .attr("num_split", "int", std::nullopt, 1)
+                          .type_attr("T")
+                          .type_attr("Tlen", {DType::int8, DType::int32, DType::int64}, DType::int64)
+                          .kernel_fn(split_v));
   register_builtin(r, OpDef("Pack")
                           .input("values: N * T")
                           .output("output: T")

@@ -3,9 +3,10 @@
 // split by concept into array_ops.cpp (constants, placeholders, identities,
 // reshapes, fills, Range), shape_ops.cpp (Shape, ShapeN, Size, Rank and the
 // shape arithmetic of gradients: BroadcastGradientArgs, ConcatOffset,
-// InvertPermutation), array_layout_ops.cpp (Transpose, ConcatV2, Pack,
-// Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice, StridedSlice) and
-// array_gather_ops.cpp (GatherV2, OneHot).
+// InvertPermutation), array_layout_ops.cpp (Transpose, ConcatV2, Split,
+// SplitV, Pack, Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice,
+// StridedSlice, StridedSliceGrad) and array_gather_ops.cpp (GatherV2,
+// OneHot).
 // Kernels are immutable after creation; compute() is const and reentrant.
 #pragma once
 

@@ -1,11 +1,12 @@
-// Reductions — Sum, Mean, Prod, Max, Min over a set of axes — and ArgMax /
-// ArgMin along one axis.
+// Reductions — Sum, Mean, Prod, Max, Min over a set of axes, and All / Any
+// of bool tensors — and ArgMax / ArgMin along one axis.
 //
 // Axes may be negative (counted from the end) and repeat; an empty axis
 // list returns the input unchanged. Reducing an empty set of elements gives
 // the reduction's identity, as in TensorFlow: 0 for Sum, 1 for Prod, NaN for
-// a float Mean (0 for an integer one), -inf / +inf for a float Max / Min and
-// the integer type's lowest / highest value for an integer one.
+// a float Mean (0 for an integer one), -inf / +inf for a float Max / Min,
+// the integer type's lowest / highest value for an integer one, true for
+// All and false for Any.
 //
 // The input is first collapsed into alternating groups of kept and reduced
 // dimensions; the common patterns (all, rows, columns) run as Eigen
@@ -132,6 +133,31 @@ struct MinReducer {
   static constexpr bool kFinishes = false;
 };
 
+// All and Any (scalar functors: Eigen's boolean ones have no reduction
+// packet ops).
+struct LogicalAndFunctor {
+  bool operator()(bool a, bool b) const { return a && b; }
+};
+struct LogicalOrFunctor {
+  bool operator()(bool a, bool b) const { return a || b; }
+};
+
+template <class T>
+struct AllReducer {
+  using C = bool;
+  using Functor = LogicalAndFunctor;
+  static C identity() { return true; }
+  static constexpr bool kFinishes = false;
+};
+
+template <class T>
+struct AnyReducer {
+  using C = bool;
+  using Functor = LogicalOrFunctor;
+  static C identity() { return false; }
+  static constexpr bool kFinishes = false;
+};
+
 // Reduces the non-empty input `in` laid out as `l` into `acc`, one
 // accumulator per output element.
 template <class R>
@@ -215,13 +241,14 @@ class ReductionKernel final : public Kernel {
   bool keep_dims_;
 };
 
-template <template <class> class Reducer>
+// The kernel of Reducer for the node's input dtype among Ts.
+template <template <class> class Reducer, class... Ts>
 KernelFactory reduction_factory(const char* op) {
   return [op](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
     TF_ASSIGN_OR_RETURN(bool keep_dims, init.attr<bool>("keep_dims"));
     DType t = init.input_types.empty() ? DType::invalid : base_dtype(init.input_types[0]);
     std::unique_ptr<Kernel> k;
-    dispatch_among<float, double, int32_t, int64_t>(t, [&](auto tag) {
+    dispatch_among<Ts...>(t, [&](auto tag) {
       k = std::make_unique<ReductionKernel<Reducer, typename decltype(tag)::type>>(op, keep_dims);
     });
     if (!k) return no_kernel_error(op, t);
@@ -316,6 +343,11 @@ KernelFactory arg_factory(const char* op) {
   };
 }
 
+template <template <class> class Reducer>
+KernelFactory real_reduction(const char* op) {
+  return reduction_factory<Reducer, float, double, int32_t, int64_t>(op);
+}
+
 void reduction_op(OpRegistry& r, const char* name, KernelFactory kernel) {
   register_builtin(r, OpDef(name)
                           .input("input: T")
@@ -341,11 +373,20 @@ void arg_op(OpRegistry& r, const char* name, KernelFactory kernel) {
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  reduction_op(r, "Sum", reduction_factory<SumReducer>("Sum"));
-  reduction_op(r, "Mean", reduction_factory<MeanReducer>("Mean"));
-  reduction_op(r, "Prod", reduction_factory<ProdReducer>("Prod"));
-  reduction_op(r, "Max", reduction_factory<MaxReducer>("Max"));
-  reduction_op(r, "Min", reduction_factory<MinReducer>("Min"));
+  reduction_op(r, "Sum", real_reduction<SumReducer>("Sum"));
+  reduction_op(r, "Mean", real_reduction<MeanReducer>("Mean"));
+  reduction_op(r, "Prod", real_reduction<ProdReducer>("Prod"));
+  reduction_op(r, "Max", real_reduction<MaxReducer>("Max"));
+  reduction_op(r, "Min", real_reduction<MinReducer>("Min"));
+  for (auto [name, kernel] : {std::pair{"All", reduction_factory<AllReducer, bool>("All")},
+                              std::pair{"Any", reduction_factory<AnyReducer, bool>("Any")}})
+    register_builtin(r, OpDef(name)
+                            .input("input: bool")
+                            .input("reduction_indices: Tidx")
+                            .output("output: bool")
+                            .attr("keep_dims", "bool", false)
+                            .type_attr("Tidx", {DType::int32, DType::int64}, DType::int32)
+                            .kernel(std::move(kernel)));
   arg_op(r, "ArgMax", arg_factory<true>("ArgMax"));
   arg_op(r, "ArgMin", arg_factory<false>("ArgMin"));
 }

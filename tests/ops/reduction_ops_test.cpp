@@ -158,4 +158,30 @@ BOOST_AUTO_TEST_CASE(arg_max_errors) {
                       "attr 'output_type' of op ArgMax is float32"));
 }
 
+BOOST_AUTO_TEST_CASE(all_and_any) {
+  Tensor x = tensor<bool>({2, 3}, {true, true, false, true, true, true});
+  BOOST_TEST(result("All", {x, axes({1})}) == "bool[2] [false,true]");
+  BOOST_TEST(result("Any", {x, axes({1})}) == "bool[2] [true,true]");
+  BOOST_TEST(result("All", {x, axes({0})}) == "bool[3] [true,true,false]");
+  BOOST_TEST(result("All", {x, axes({0, -1})}) == "bool[] false");
+  BOOST_TEST(result("Any", {tensor<bool>({3}, {false, false, false}), Tensor::scalar<int32_t>(0)}) ==
+             "bool[] false");
+  BOOST_TEST(result("Any", {x, axes({1})}, {{"keep_dims", true}}) == "bool[2,1] [[true],[true]]");
+  BOOST_TEST(result("All", {x, Tensor::vector<int64_t>({1})}, {{"Tidx", DType::int64}}) ==
+             "bool[2] [false,true]");
+  // [2,2,2] over axes 0 and 2: the strided path.
+  Tensor y = tensor<bool>({2, 2, 2}, {true, true, false, true, true, true, true, true});
+  BOOST_TEST(result("All", {y, axes({0, 2})}) == "bool[2] [true,false]");
+  BOOST_TEST(result("Any", {tensor<bool>({2, 2, 2}, {false, false, false, true, false, false, false, false}),
+                            axes({0, 2})}) == "bool[2] [false,true]");
+  // Empty reductions give the identities.
+  BOOST_TEST(result("All", {tensor<bool>({0, 2}, {}), axes({0})}) == "bool[2] [true,true]");
+  BOOST_TEST(result("Any", {tensor<bool>({0, 2}, {}), axes({0})}) == "bool[2] [false,false]");
+  BOOST_TEST(result("Any", {x, axes({})}) == x.debug_string());
+  BOOST_TEST(error_of("All", {x, axes({2})}) ==
+             "invalid_argument: All: axis 2 is out of range for an input of shape [2,3] (rank 2)");
+  BOOST_TEST(error_of("Any", {f32({1}, {1}), axes({0})}) ==
+             "invalid_argument: Any expects bool inputs, got float32");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
