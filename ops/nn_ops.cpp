@@ -1,7 +1,8 @@
 // The neural-network ops: Relu and ReluGrad, Softmax and LogSoftmax (over
 // the last axis), BiasAdd (NHWC: the bias runs along the last dimension;
-// NCHW: along dimension 1) and BiasAddGrad. Signatures follow TensorFlow's
-// core/ops/nn_ops.cc.
+// NCHW: along dimension 1) and BiasAddGrad; register_nn_ops also registers
+// the softmax cross-entropy losses (softmax_xent_ops.cpp). Signatures follow
+// TensorFlow's core/ops/nn_ops.cc.
 #include <Eigen/Core>
 
 #include "ops/cwise_kernel.hpp"
@@ -266,6 +267,7 @@ void register_nn_ops(OpRegistry& r) {
                           .type_attr("T", real_types())
                           .attr("data_format", "string", "NHWC")
                           .kernel(bias_factory<BiasAddGradKernel>("BiasAddGrad")));
+  register_softmax_xent_ops(r);
 }
 
 }  // namespace tagflow::ops
