@@ -306,6 +306,7 @@ void register_math_ops(OpRegistry& r) {
   register_reduction_ops(r);
   register_matmul_ops(r);
   register_segment_ops(r);
+  register_random_ops(r);
 }
 
 }  // namespace tagflow::ops

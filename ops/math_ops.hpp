@@ -4,9 +4,10 @@
 // select_ops.cpp, Cast in cast_op.cpp, reductions and ArgMax/ArgMin in
 // reduction_ops.cpp, MatMul and BatchMatMul in matmul_ops.cpp,
 // UnsortedSegmentSum (and DynamicStitch, which places rows by index too) in
-// segment_ops.cpp. register_math_ops (op_def.hpp) calls the parts declared
-// here. The nn family (register_nn_ops, nn_ops.cpp) has its softmax
-// cross-entropy losses in softmax_xent_ops.cpp. Internal to ops/.
+// segment_ops.cpp, RandomUniform and the normals in random_ops.cpp.
+// register_math_ops (op_def.hpp) calls the parts declared here. The nn
+// family (register_nn_ops, nn_ops.cpp) has its softmax cross-entropy losses
+// in softmax_xent_ops.cpp. Internal to ops/.
 #pragma once
 
 #include <vector>
@@ -22,6 +23,7 @@ void register_cast_op(OpRegistry& r);
 void register_reduction_ops(OpRegistry& r);
 void register_matmul_ops(OpRegistry& r);
 void register_segment_ops(OpRegistry& r);
+void register_random_ops(OpRegistry& r);
 void register_softmax_xent_ops(OpRegistry& r);
 
 // The allowed-type lists of the math and nn ops: TensorFlow's lists cut
