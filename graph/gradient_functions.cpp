@@ -130,7 +130,7 @@ Status matmul_grad(C& c, const char* op, const char* ta_attr, const char* tb_att
   auto mm = [&](Endpoint x, Endpoint y, bool tx, bool ty) {
     return c.op1(op, {x, y}, {{ta_attr, tx}, {tb_attr, ty}});
   };
-  Expected<Endpoint> ga = Status(), gb = Status();
+  Expected<Endpoint> ga = Status(Error::internal, "unset"), gb = ga;
   if (!ta && !tb) {
     ga = mm(g, b, false, true);
     gb = mm(a, g, true, false);

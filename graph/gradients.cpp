@@ -87,6 +87,7 @@ struct Backprop {
   std::vector<char> from_x, between, processed;
   std::vector<int> pending;
   std::vector<CondState> state;  // per node: the conds of its frame it runs under
+  std::vector<CondState> entry;  // per frame: the conds (of its parent) it runs under
   std::unordered_map<NodeId, std::vector<std::vector<Endpoint>>> grads;
   std::unordered_map<Endpoint, Endpoint, EndpointHash> summed;
   std::set<Endpoint, bool (*)(const Endpoint&, const Endpoint&)> stops{
@@ -124,10 +125,15 @@ struct Backprop {
                : DType::invalid;
   }
   OpRole role(NodeId id) const { return node_role(g.node(id)); }
-  FrameId parent(FrameId f) const { return cf.frames[static_cast<size_t>(f)].parent; }
+  FrameId parent(FrameId f) const { return f < 0 ? -1 : cf.frames[static_cast<size_t>(f)].parent; }
+  OpRole role_of(const std::string& op) const {
+    const ops::OpDef* def = ops.find(op);
+    return def ? def->role() : OpRole::ordinary;
+  }
   // The frame a node's outputs are in: an Enter's frame, an Exit's parent.
   FrameId out_frame(NodeId id) const {
     const FrameId f = cf.frame_of[static_cast<size_t>(id)];
+    if (f < 0) return f;
     switch (role(id)) {
       case OpRole::enter: {
         const std::string* fname = g.node(id).attr<std::string>("frame_name");
@@ -217,8 +223,17 @@ struct Backprop {
     n.def = def;
     n.input_types.assign(in_types.begin(), in_types.end());
     n.output_types.assign(out_types.begin(), out_types.end());
+    // The new node's frame, for the forward nodes added (the counters,
+    // the stacks) that real() is asked about; -1 inside gradient frames,
+    // which the analysis does not know.
+    FrameId frame = kRootFrame;
+    if (!inputs.empty()) {
+      frame = role_of(op) == OpRole::enter ? cf.frame_of[static_cast<size_t>(inputs[0].node)] : out_frame(inputs[0].node);
+    } else if (!n.control_inputs.empty()) {
+      frame = out_frame(n.control_inputs[0]);
+    }
     TF_ASSIGN_OR_RETURN(NodeId id, g.add_node(std::move(n)));
-    cf.frame_of.push_back(-1);  // (the analysis is of the forward graph)
+    cf.frame_of.push_back(frame);
     state.emplace_back();
     return id;
   }
@@ -267,7 +282,7 @@ struct Backprop {
     std::vector<NodeId> order;
     for (NodeId id = 0; id < n; ++id)
       if (indegree[static_cast<size_t>(id)] == 0) order.push_back(id);
-    std::vector<CondState> entry(cf.frames.size());
+    entry.assign(cf.frames.size(), {});
     for (size_t head = 0; head < order.size(); ++head) {
       const NodeId id = order[head];
       state[static_cast<size_t>(id)] = state_of_node(id, entry);
@@ -310,7 +325,6 @@ struct Backprop {
           while (k < common->size() && k < s.size() && (*common)[k] == s[k]) ++k;
           common->resize(k);
         }
-        if (common && !common->empty()) common->pop_back();
         return common.value_or(CondState{});
       }
       default: {
@@ -424,7 +438,8 @@ struct Backprop {
     const std::string saved = prefix;
     prefix = loops.at(f).frame + "/" + g.node(sw).name + "/";
     auto gated = add1("Identity", {pred}, {}, {outer_guard}, "pred");
-    Expected<NodeId> r = gated.status();
+    Expected<NodeId> r = Status(Error::internal, "unset");
+    if (!gated.ok()) r = gated.status();
     if (gated.ok()) {
       auto guard_switch = add("Switch", {*gated, pred}, {}, {}, "Switch");
       if (guard_switch.ok()) {
@@ -922,6 +937,7 @@ Status Backprop::build_loop(FrameId f) {
   TF_ASSIGN_OR_RETURN(Endpoint c_next, add1("NextIteration", {c_add}, {}, {}, "f_count_next"));
   g.mutable_node(c_merge).inputs[1] = c_next;
   TF_ASSIGN_OR_RETURN(L.count, add1("Exit", {{c_switch, 0}}, {}, {}, "f_count_exit"));
+  state[static_cast<size_t>(L.count.node)] = entry[static_cast<size_t>(f)];
 
   // Gradient: a counter from the forward count down to 1.
   prefix = saved;

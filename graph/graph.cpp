@@ -67,6 +67,15 @@ Graph& Graph::operator=(const Graph& o) {
   return *this;
 }
 
+// A copy keeps the chunk's full capacity, so that nodes added to it later
+// do not move the ones already there.
+std::shared_ptr<Graph::Chunk> Graph::copy_chunk(const Chunk& chunk) {
+  auto copy = std::make_shared<Chunk>();
+  copy->nodes.reserve(kChunkSize);
+  copy->nodes = chunk.nodes;
+  return copy;
+}
+
 Expected<NodeId> Graph::add_node(Node node) {
   if (node.name.empty()) return Status(Error::invalid_graph, "a node has an empty name");
   if (find(node.name) != kNoNode)
@@ -82,8 +91,9 @@ Expected<NodeId> Graph::add_node(Node node) {
   const NodeId id = num_nodes_;
   if (static_cast<size_t>(id) == chunks_.size() * kChunkSize) {
     chunks_.push_back(std::make_shared<Chunk>());
+    chunks_.back()->nodes.reserve(kChunkSize);
   } else if (chunks_.back().use_count() > 1) {
-    chunks_.back() = std::make_shared<Chunk>(*chunks_.back());
+    chunks_.back() = copy_chunk(*chunks_.back());
   }
   chunks_.back()->nodes.push_back(std::move(node));
   ++num_nodes_;
@@ -97,7 +107,7 @@ Node& Graph::mutable_node(NodeId id) {
   std::shared_ptr<Chunk>& chunk = chunks_[static_cast<size_t>(id) >> kChunkBits];
   // The graph is not shared across threads while it changes, so a count of
   // one means that no other graph holds the chunk.
-  if (chunk.use_count() > 1) chunk = std::make_shared<Chunk>(*chunk);
+  if (chunk.use_count() > 1) chunk = copy_chunk(*chunk);
   return chunk->nodes[static_cast<size_t>(id) & kChunkMask];
 }
 

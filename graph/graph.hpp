@@ -241,6 +241,7 @@ class Graph {
     std::vector<Node> nodes;  // capacity kChunkSize: nodes never move
   };
 
+  static std::shared_ptr<Chunk> copy_chunk(const Chunk& chunk);
   void invalidate() { out_edges_valid_ = false; }
   void build_out_edges() const;
   // A chunk's part of memory_bytes(): its control block, nodes and their heap.

@@ -1,0 +1,301 @@
+// Gradients through conds and while loops, checked against central finite
+// differences in float64: each case builds y = f(xs) with GraphBuilder, adds
+// gradients() and runs both the gradient and f at xs ± h through a Session
+// (every thread mode, and split over devices where the case says so).
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <functional>
+
+#include "graph/builder.hpp"
+#include "graph/control_flow.hpp"
+#include "graph/gradients.hpp"
+#include "session_test_util.hpp"
+
+using namespace tagflow;
+using namespace tagflow::testing;
+using graph::GraphBuilder;
+using graph::Output;
+using graph::WhileOptions;
+using ops::DType;
+using ops::Tensor;
+using Vars = std::vector<Output>;
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::vector<std::vector<int64_t>> shapes;  // one per x
+  std::function<Output(GraphBuilder&, const Vars& xs)> f;
+  int devices = 1;
+  std::vector<double> values;  // x values, flat, all xs; empty: a fixed pattern
+};
+
+Case make_case(std::string name, std::vector<std::vector<int64_t>> shapes,
+               std::function<Output(GraphBuilder&, const Vars& xs)> f, int devices = 1,
+               std::vector<double> values = {}) {
+  return Case{std::move(name), std::move(shapes), std::move(f), devices, std::move(values)};
+}
+
+std::vector<double> flat(const Tensor& t) {
+  BOOST_REQUIRE(t.dtype() == DType::float64);
+  return std::vector<double>(t.data<double>(), t.data<double>() + t.num_elements());
+}
+
+Tensor make(const std::vector<int64_t>& shape, const std::vector<double>& v) {
+  return Tensor::from_vector<double>(ops::Shape::make(shape).value(), v);
+}
+
+size_t elements(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+// Builds the case, its gradients, and checks them against central finite
+// differences at every element of every x.
+void check(const Case& c, const Mode& mode) {
+  GraphBuilder b;
+  Vars xs;
+  for (size_t i = 0; i < c.shapes.size(); ++i)
+    xs.push_back(b.placeholder(DType::float64, ops::PartialShape{false, c.shapes[i]}, "x" + std::to_string(i)));
+  Output y = c.f(b, xs);
+  Vars dxs = b.gradients({y}, xs);
+  auto built = b.finish();
+  BOOST_REQUIRE_MESSAGE(built.ok(), c.name << ": " << built.status().to_string());
+  actors::SessionOptions o;
+  if (c.devices > 1) {
+    o.num_devices = c.devices;
+    o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+  }
+  auto session = make_session(std::move(built).value(), mode, o);
+
+  std::vector<std::vector<double>> values;
+  size_t k = 0;
+  for (const auto& shape : c.shapes) {
+    std::vector<double> v(elements(shape));
+    for (double& e : v) {
+      e = k < c.values.size() ? c.values[k] : 0.3 + 0.17 * static_cast<double>(k % 7) - 0.05 * static_cast<double>(k % 3);
+      ++k;
+    }
+    values.push_back(v);
+  }
+  auto feeds_of = [&](const std::vector<std::vector<double>>& vals) {
+    actors::Feeds feeds;
+    for (size_t i = 0; i < xs.size(); ++i) feeds.push_back({xs[i].name(), make(c.shapes[i], vals[i])});
+    return feeds;
+  };
+  std::vector<std::string> fetches;
+  for (const Output& d : dxs) {
+    BOOST_REQUIRE_MESSAGE(d.valid(), c.name << ": an x got no gradient");
+    fetches.push_back(d.name());
+  }
+  auto grads = must_run(*session, feeds_of(values), fetches);
+  auto f_at = [&](const std::vector<std::vector<double>>& vals) {
+    return flat(must_run(*session, feeds_of(vals), {y.name()})[0])[0];
+  };
+  const double h = 1e-6;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const std::vector<double> got = flat(grads[i]);
+    BOOST_REQUIRE_EQUAL(got.size(), values[i].size());
+    for (size_t e = 0; e < got.size(); ++e) {
+      auto plus = values, minus = values;
+      plus[i][e] += h;
+      minus[i][e] -= h;
+      const double want = (f_at(plus) - f_at(minus)) / (2 * h);
+      BOOST_TEST(std::abs(got[e] - want) <= 1e-5 * std::max(1.0, std::abs(want)),
+                 c.name << " (" << mode.name << "): d y / d x" << i << "[" << e << "] = " << got[e]
+                        << ", finite differences give " << want);
+    }
+  }
+}
+
+Output sum_all(GraphBuilder& b, Output x) {
+  return b.reduce_sum(x, b.vector<int32_t>({0}));
+}
+Output sum_all2(GraphBuilder& b, Output x) {
+  return b.reduce_sum(x, b.vector<int32_t>({0, 1}));
+}
+
+// while i < n: v = body(v) with a counter; returns the final v.
+Output loop(GraphBuilder& b, int n, Output v0, const std::function<Output(Output, Output)>& body,
+            int64_t parallel_iterations = 10) {
+  WhileOptions o;
+  o.parallel_iterations = parallel_iterations;
+  auto r = b.while_loop([&](const Vars& v) { return v[0] < double(n); },
+                        [&](const Vars& v) {
+                          return Vars{v[0] + 1.0, body(v[1], b.cast(v[0], DType::float64))};
+                        },
+                        {b.scalar<int32_t>(0), v0}, o);
+  return r[1];
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> cs;
+  cs.push_back(make_case("arithmetic", {{3}, {3}}, [](GraphBuilder& b, const Vars& x) {
+                  return sum_all(b, x[0] * x[1] + b.square(x[0]) / (x[1] + 2.0) - b.neg(x[1]));
+                }));
+  cs.push_back(make_case("broadcast_and_matmul", {{2, 3}, {3, 2}, {2}}, [](GraphBuilder& b, const Vars& x) {
+                  Output m = b.matmul(x[0], x[1]);
+                  return sum_all2(b, b.op1("Tanh", {m + x[2]}));
+                }));
+  cs.push_back(make_case("cond_true", {{2}}, [](GraphBuilder& b, const Vars& x) {
+                  Output p = b.scalar(true);
+                  return sum_all(b, b.cond(p, [&] { return Vars{x[0] * x[0]}; },
+                                           [&] { return Vars{x[0] * 3.0}; })[0]);
+                }));
+  cs.push_back(make_case("cond_false_branch_constant", {{2}}, [](GraphBuilder& b, const Vars& x) {
+                  Output p = sum_all(b, x[0]) > 100.0;
+                  return sum_all(b, b.cond(p, [&] { return Vars{x[0] * x[0]}; },
+                                           [&] { return Vars{b.fill(b.vector<int32_t>({2}), b.scalar(1.0))}; })[0] + x[0]);
+                }));
+  cs.push_back(make_case("nested_cond", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  Output p = x[0] > 0.0;
+                  Output q = x[1] > 1.0;
+                  return b.cond(p,
+                                [&] {
+                                  return Vars{b.cond(q, [&] { return Vars{x[0] * x[1]}; },
+                                                     [&] { return Vars{x[0] + x[1] * x[1]}; })[0]};
+                                },
+                                [&] { return Vars{x[1]}; })[0];
+                }));
+  for (int n : {0, 1, 5, 50}) {
+    cs.push_back(make_case("while_" + std::to_string(n) + "_iterations", {{}, {}}, [n](GraphBuilder& b, const Vars& x) {
+                    return loop(b, n, x[0], [&](Output v, Output) { return v * x[1] + 0.1; });
+                  }, 1, {1.1, 0.97}));
+  }
+  cs.push_back(make_case("while_tanh_rnn", {{1, 3}, {3, 3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output h = loop(b, 6, x[0], [&](Output v, Output) { return b.op1("Tanh", {b.matmul(v, x[1])}); });
+                  return sum_all2(b, h);
+                }));
+  cs.push_back(make_case("while_invariant_used_twice", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 4, x[0], [&](Output v, Output) { return v * x[1] + x[1] * x[1]; });
+                }));
+  cs.push_back(make_case("while_uses_the_counter", {{}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 5, x[0], [&](Output v, Output i) { return v * (i + 1.0) * 0.5 + v * v * 0.01; });
+                }));
+  cs.push_back(make_case("while_two_loop_variables", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  auto r = b.while_loop([&](const Vars& v) { return v[0] < 4.0; },
+                                        [&](const Vars& v) { return Vars{v[0] + 1.0, v[1] * v[2], v[2] + v[1]}; },
+                                        {b.scalar<int32_t>(0), x[0], x[1]});
+                  return r[1];
+                }));
+  cs.push_back(make_case("while_parallel_iterations_1", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 7, x[0], [&](Output v, Output) { return v * x[1]; }, 1);
+                }));
+  cs.push_back(make_case("while_parallel_iterations_10", {{2}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return sum_all(b, loop(b, 7, x[0], [&](Output v, Output) { return b.op1("Sigmoid", {v * x[1]}); }, 10));
+                }));
+  cs.push_back(make_case("nested_while", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 3, x[0], [&](Output v, Output) {
+                    return loop(b, 2, v, [&](Output w, Output) { return w * x[1] + 0.5; });
+                  });
+                }));
+  cs.push_back(make_case("nested_while_inner_count_varies", {{}}, [](GraphBuilder& b, const Vars& x) {
+                  auto r = b.while_loop([&](const Vars& v) { return v[0] < 4.0; },
+                                        [&](const Vars& v) {
+                                          Output inner = b.while_loop([&](const Vars& w) { return w[0] < v[0]; },
+                                                                      [&](const Vars& w) { return Vars{w[0] + 1.0, w[1] * 1.1 + v[1] * 0.01}; },
+                                                                      {b.scalar<int32_t>(0), v[1]})[1];
+                                          return Vars{v[0] + 1.0, inner};
+                                        },
+                                        {b.scalar<int32_t>(0), x[0]});
+                  return r[1];
+                }));
+  cs.push_back(make_case("cond_in_while", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 6, x[0], [&](Output v, Output i) {
+                    Output even = b.equal(b.floor_mod(b.cast(i, DType::int32), b.scalar<int32_t>(2)), b.scalar<int32_t>(0));
+                    return b.cond(even, [&] { return Vars{v * x[1]}; }, [&] { return Vars{v + x[1] * x[1]}; })[0];
+                  });
+                }));
+  cs.push_back(make_case("cond_in_while_one_branch_constant", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 5, x[0], [&](Output v, Output i) {
+                    Output p = i < 2.0;
+                    Output t = b.cond(p, [&] { return Vars{x[1] * 2.0}; }, [&] { return Vars{b.scalar(0.5)}; })[0];
+                    return v * t;
+                  });
+                }));
+  cs.push_back(make_case("nested_cond_in_while", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 6, x[0], [&](Output v, Output i) {
+                    return b.cond(i < 3.0,
+                                  [&] {
+                                    return Vars{b.cond(i < 1.0, [&] { return Vars{v * x[1]}; },
+                                                       [&] { return Vars{v * v * 0.5}; })[0]};
+                                  },
+                                  [&] { return Vars{v + x[1]}; })[0];
+                  });
+                }));
+  cs.push_back(make_case("while_in_cond_taken", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  Output p = x[0] > 0.0;
+                  return b.cond(p, [&] { return Vars{loop(b, 3, x[0], [&](Output v, Output) { return v * x[1]; })}; },
+                                [&] { return Vars{x[1] * 2.0}; })[0];
+                }));
+  cs.push_back(make_case("while_in_cond_not_taken", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  Output p = x[0] > 10.0;
+                  return b.cond(p, [&] { return Vars{loop(b, 3, x[0], [&](Output v, Output) { return v * x[1]; })}; },
+                                [&] { return Vars{x[1] * x[0]}; })[0];
+                }));
+  cs.push_back(make_case("while_in_cond_in_while", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 3, x[0], [&](Output v, Output i) {
+                    return b.cond(i > 0.5,
+                                  [&] { return Vars{loop(b, 2, v, [&](Output w, Output) { return w * x[1]; })}; },
+                                  [&] { return Vars{v + 1.0}; })[0];
+                  });
+                }));
+  cs.push_back(make_case("scan_cumulative", {{4}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  Output s = b.scan([&](const Vars& acc, const Vars& e) { return Vars{acc[0] * x[1] + e[0]}; },
+                                    {x[0]}, {b.scalar(0.0)})[0];
+                  return sum_all(b, s * s);
+                }));
+  cs.push_back(make_case("map_fn_square", {{3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output m = b.map_fn([&](const Vars& e) { return Vars{e[0] * e[0] + e[0]}; }, {x[0]})[0];
+                  return sum_all(b, m);
+                }));
+  cs.push_back(make_case("reductions_and_shapes", {{2, 3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output t = b.reshape(x[0], b.vector<int32_t>({3, 2}));
+                  Output m = b.reduce_mean(t, b.vector<int32_t>({1}));
+                  Output mx = b.reduce_max(x[0], b.vector<int32_t>({0}));
+                  return sum_all(b, m * m) + sum_all(b, mx);
+                }));
+  cs.push_back(make_case("concat_stack_gather", {{2}, {3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output c = b.concat({x[0], x[1]}, b.scalar<int32_t>(0));
+                  Output g = b.gather(c, b.vector<int32_t>({4, 0, 0, 2}), b.scalar<int32_t>(0));
+                  Output s = b.stack({g, g * 2.0}, 1);
+                  return sum_all2(b, s * s);
+                }));
+  cs.push_back(make_case("softmax_select_slice", {{2, 3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output s = b.op1("Softmax", {x[0]});
+                  Output sel = b.select(x[0] > 0.5, s, x[0] * 0.5);
+                  Output sl = b.op1("Slice", {sel, b.vector<int32_t>({0, 1}), b.vector<int32_t>({2, 2})});
+                  return sum_all2(b, sl * sl);
+                }));
+  cs.push_back(make_case("split_over_two_devices", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 4, x[0], [&](Output v, Output) { return v * x[1] + 0.25; });
+                }, 2));
+  cs.push_back(make_case("cond_in_while_over_three_devices", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 5, x[0], [&](Output v, Output i) {
+                    return b.cond(i < 2.0, [&] { return Vars{v * x[1]}; }, [&] { return Vars{v + x[1]}; })[0];
+                  });
+                }, 3));
+  cs.push_back(make_case("nested_while_over_two_devices", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
+                  return loop(b, 2, x[0], [&](Output v, Output) {
+                    return loop(b, 3, v, [&](Output w, Output) { return w * x[1]; });
+                  });
+                }, 2));
+  return cs;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gradients)
+
+BOOST_AUTO_TEST_CASE(agree_with_finite_differences) {
+  const auto all = cases();
+  BOOST_TEST(all.size() >= 30u);
+  for (const Mode& mode : modes())
+    for (const Case& c : all) {
+      BOOST_TEST_CONTEXT(c.name << " (" << mode.name << ")") { check(c, mode); }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
