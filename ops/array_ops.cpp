@@ -407,6 +407,8 @@ void register_array_ops(OpRegistry& r) {
   register_array_layout_ops(r);
   register_array_slice_ops(r);
   register_array_gather_ops(r);
+  register_pad_ops(r);
+  register_reverse_sequence_op(r);
 }
 
 }  // namespace tagflow::ops

@@ -5,8 +5,9 @@
 // shape arithmetic of gradients: BroadcastGradientArgs, ConcatOffset,
 // InvertPermutation), array_layout_ops.cpp (Transpose, ConcatV2, Split,
 // SplitV, Pack, Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice,
-// StridedSlice, StridedSliceGrad) and array_gather_ops.cpp (GatherV2,
-// OneHot).
+// StridedSlice, StridedSliceGrad), array_gather_ops.cpp (GatherV2,
+// OneHot), pad_ops.cpp (Pad, PadV2) and reverse_sequence_op.cpp
+// (ReverseSequence).
 // Kernels are immutable after creation; compute() is const and reentrant.
 #pragma once
 
@@ -21,6 +22,8 @@ void register_shape_ops(OpRegistry& r);
 void register_array_layout_ops(OpRegistry& r);
 void register_array_slice_ops(OpRegistry& r);
 void register_array_gather_ops(OpRegistry& r);
+void register_pad_ops(OpRegistry& r);
+void register_reverse_sequence_op(OpRegistry& r);
 
 // The dtypes TensorFlow allows for shape, axis and perm arguments.
 inline const std::vector<DType>& index_dtypes() {
