@@ -373,6 +373,39 @@ BOOST_AUTO_TEST_CASE(array_op_defaults) {
   BOOST_TEST(inputs_of("IdentityN", {{"T", types({f32, i32})}}) == "float32,int32");
 }
 
+// --- the kernels gradient graphs run -----------------------------------------
+
+BOOST_AUTO_TEST_CASE(gradient_kernels_have_tensorflow_signatures) {
+  for (const char* name :
+       {"AddN", "SigmoidGrad", "TanhGrad", "ReluGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad",
+        "Reciprocal", "Sign", "StopGradient", "PreventGradient", "LogSoftmax",
+        "BroadcastGradientArgs", "UnsortedSegmentSum", "StridedSliceGrad", "ShapeN",
+        "ConcatOffset", "InvertPermutation", "Split", "SplitV", "BiasAddGrad", "All", "Any",
+        "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "RandomUniform",
+        "RandomStandardNormal", "TruncatedNormal", "ReverseSequence", "DynamicStitch", "Pad",
+        "PadV2", "SquaredDifference"})
+    BOOST_TEST(op(name).has_kernel(), name);
+  BOOST_TEST(inputs_of("AddN", {{"N", 3}, {"T", f32}}) == "float32,float32,float32");
+  BOOST_TEST(outputs_of("BroadcastGradientArgs", {}) == "int32,int32");
+  BOOST_TEST(inputs_of("ConcatOffset", {{"N", 2}}) == "int32,int32,int32");
+  BOOST_TEST(outputs_of("ShapeN", {{"N", 2}, {"T", f32}}) == "int32,int32");
+  BOOST_TEST(inputs_of("SplitV", {{"num_split", 2}, {"T", f32}}) == "float32,int64,int32");
+  BOOST_TEST(outputs_of("Split", {{"num_split", 3}, {"T", boolean}}) == "bool,bool,bool");
+  BOOST_TEST(inputs_of("UnsortedSegmentSum", {{"T", f32}, {"Tindices", DType::int64}}) ==
+             "float32,int64,int32");
+  BOOST_TEST(inputs_of("SparseSoftmaxCrossEntropyWithLogits", {{"T", f32}}) == "float32,int64");
+  BOOST_TEST(inputs_of("StridedSliceGrad", {{"T", f32}, {"Index", i32}}) ==
+             "int32,int32,int32,int32,float32");
+  BOOST_TEST(inputs_of("DynamicStitch", {{"N", 2}, {"T", f32}}) == "int32,int32,float32,float32");
+  BOOST_TEST(inputs_of("ReverseSequence", {{"T", f32}, {"seq_dim", 1}}) == "float32,int64");
+  BOOST_TEST(inputs_of("All", {}) == "bool,int32");
+  BOOST_TEST(show(completed("PreventGradient", {{"T", f32}}).at("message")) == "string \"\"");
+  BOOST_TEST(op("RandomUniform").is_stateful());
+  BOOST_TEST(!op("AddN").is_stateful());
+  BOOST_TEST(attr_error("AddN", {{"N", 0}, {"T", f32}}) ==
+             "attr 'N' of op AddN is 0, less than the minimum 1");
+}
+
 BOOST_AUTO_TEST_CASE(control_flow_ops_have_no_kernel) {
   AttrMap attrs{{"T", f32}, {"N", 2}};
   BOOST_REQUIRE(op("Merge").check_and_complete_attrs(attrs).ok());
