@@ -104,7 +104,7 @@ Status split_along(KernelContext& ctx, const Tensor& value, int axis,
     TF_ASSIGN_OR_RETURN(Shape shape, Shape::make(dims));
     TF_ASSIGN_OR_RETURN(Tensor out, allocate_uninitialized(value.dtype(), shape));
     const int64_t run = sizes[i] * inner;
-    for (int64_t o = 0; o < outer; ++o)
+    for (int64_t o = 0; o < outer && run > 0; ++o)
       copy_elements(value, (o * len + start) * inner, out, o * run, run);
     start += sizes[i];
     ctx.set_output(static_cast<int>(i), std::move(out));

@@ -59,7 +59,8 @@ class ReverseSequenceKernel final : public Kernel {
     const int64_t outer = product(in.shape(), 0, p), mid = product(in.shape(), p + 1, q);
     const int64_t inner = product(in.shape(), q + 1, in.rank());
     const int64_t np = in.dim(p), nq = in.dim(q);
-    for (int64_t o = 0; o < outer; ++o)
+    const bool empty = in.num_elements() == 0;  // then the loops need not run at all
+    for (int64_t o = 0; o < outer && !empty; ++o)
       for (int64_t a = 0; a < np; ++a)
         for (int64_t m = 0; m < mid; ++m)
           for (int64_t c = 0; c < nq; ++c) {

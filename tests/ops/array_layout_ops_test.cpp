@@ -52,6 +52,14 @@ BOOST_AUTO_TEST_CASE(split_into_equal_pieces) {
   BOOST_TEST(split(0, iota({0}), 2) == "int32[0] [] | int32[0] []");
 }
 
+BOOST_AUTO_TEST_CASE(split_of_an_empty_tensor_with_a_huge_dimension_returns_at_once) {
+  const Tensor x(DType::float32, Shape{int64_t{1} << 40, 0});
+  Expected<std::vector<Tensor>> out =
+      run_op("Split", {Tensor::scalar<int32_t>(1), x}, {{"num_split", 2}, {"T", DType::float32}});
+  BOOST_REQUIRE(out.ok());
+  BOOST_TEST((*out)[1].shape().to_string() == "[1099511627776,0]");
+}
+
 BOOST_AUTO_TEST_CASE(split_errors) {
   BOOST_TEST(split(0, iota({5}), 2) ==
              "error: invalid_argument: Split: num_split 2 does not evenly divide dimension 0 of "

@@ -45,6 +45,14 @@ BOOST_AUTO_TEST_CASE(reverses_each_prefix) {
   BOOST_TEST(reverse(iota({0, 3}), {}, 1) == "int32[0,3] []");
 }
 
+BOOST_AUTO_TEST_CASE(an_empty_input_with_a_huge_dimension_returns_at_once) {
+  const Tensor x(DType::float32, Shape{2, int64_t{1} << 40, 0});
+  Expected<Tensor> out = run_op1("ReverseSequence", {x, Tensor::vector<int64_t>({0, 0})},
+                                 {{"seq_dim", 2}});
+  BOOST_REQUIRE(out.ok());
+  BOOST_TEST(out->shape().to_string() == "[2,1099511627776,0]");
+}
+
 BOOST_AUTO_TEST_CASE(errors) {
   Tensor x = iota({2, 3});
   BOOST_TEST(error_of("ReverseSequence", {x, Tensor::vector<int64_t>({1, 1})}, {{"seq_dim", 0}}) ==
