@@ -1,8 +1,10 @@
 // Kernel: how one node computes. A kernel object is made once per node from
 // the node's attrs (KernelInit) and is then called for every node instance,
 // possibly from several threads at once: compute() is const and must not
-// keep per-call state in the kernel. Per-session state (variables, stacks,
-// TensorArrays) lives in the ResourceManager reached through the context.
+// keep per-call state in the kernel (the one exception: the random ops
+// count their calls atomically, ops/random_ops.cpp). Per-session state
+// (variables, stacks, TensorArrays) lives in the ResourceManager reached
+// through the context.
 #pragma once
 
 #include <cstdint>
