@@ -271,27 +271,13 @@ Status tile(KernelContext& ctx) {
 Status broadcast_to(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   TF_ASSIGN_OR_RETURN(Shape shape, shape_from_tensor(ctx.input(1), "BroadcastTo shape"));
-  const int offset = shape.rank() - in.rank();
-  const std::vector<int64_t> in_strides = row_major_strides(in.shape());
-  StridedView view;
-  bool ok = offset >= 0;
-  for (int k = 0; ok && k < shape.rank(); ++k) {
-    const int64_t want = shape.dim(k);
-    int64_t stride = 0;
-    if (k >= offset) {
-      const int64_t have = in.dim(k - offset);
-      if (have == want) stride = in_strides[static_cast<size_t>(k - offset)];
-      else ok = have == 1;
-    }
-    view.dims.push_back(want);
-    view.strides.push_back(stride);
-  }
-  if (!ok)
+  std::optional<StridedView> view = broadcast_view(in.shape(), shape);
+  if (!view)
     return Status(Error::invalid_argument, "Unable to broadcast a tensor of shape " +
                                                in.shape().to_string() + " to shape " +
                                                shape.to_string());
   TF_ASSIGN_OR_RETURN(Tensor out, allocate_tensor(in.dtype(), shape));
-  strided_copy(in, view, out);
+  strided_copy(in, *view, out);
   ctx.set_output(0, std::move(out));
   return ok_status();
 }

@@ -1,10 +1,10 @@
 // The softmax cross-entropy losses, each computing the loss and its
 // gradient in one pass, as TensorFlow's xent_op.cc and sparse_xent_op.cc:
 //
-// - SoftmaxCrossEntropyWithLogits(features [batch, classes], labels of the
-//   same shape) -> loss [batch] = -sum(labels * log_softmax(features)),
-//   backprop [batch, classes] = softmax(features) - labels. tagflow takes
-//   equal shapes only: TensorFlow's broadcasting of labels is not done.
+// - SoftmaxCrossEntropyWithLogits(features [batch, classes], labels) ->
+//   loss [batch] = -sum(labels * log_softmax(features)), backprop [batch,
+//   classes] = softmax(features) - labels. As in TensorFlow, features and
+//   labels may broadcast to one 2-D shape (labels [1, classes] for all rows).
 // - SparseSoftmaxCrossEntropyWithLogits(features [batch, classes], labels
 //   [batch] of class indices) -> the same with one-hot labels; a label
 //   outside [0, classes) is an error, as on TensorFlow's CPU.
@@ -15,9 +15,11 @@
 
 #include <Eigen/Core>
 
+#include "ops/broadcast.hpp"
 #include "ops/cwise_kernel.hpp"
 #include "ops/index_args.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
 
@@ -40,31 +42,39 @@ Column<T> softmax_rows(const Eigen::Map<const Rows<T>>& logits, Rows<T>& shifted
   return sum.log();
 }
 
-Status check_logits(const char* op, const Tensor& features) {
-  if (features.rank() != 2)
-    return Status(Error::invalid_argument, std::string(op) +
-                                               ": logits must be 2-dimensional, got shape " +
-                                               features.shape().to_string());
-  return ok_status();
+// t itself if it has `shape`, else t broadcast to it (checked by the caller).
+Expected<Tensor> broadcast_to(const Tensor& t, const Shape& shape) {
+  if (t.shape() == shape) return t;
+  TF_ASSIGN_OR_RETURN(Tensor out, allocate_uninitialized(t.dtype(), shape));
+  strided_copy(t, *broadcast_view(t.shape(), shape), out);
+  return out;
 }
 
 template <class T>
 Status softmax_xent(KernelContext& ctx) {
   const char* op = "SoftmaxCrossEntropyWithLogits";
-  const Tensor& features = ctx.input(0);
-  const Tensor& labels = ctx.input(1);
-  if (!holds<T>(features) || !holds<T>(labels)) {
-    const Tensor* inputs[] = {&features, &labels};
+  const Tensor& features_in = ctx.input(0);
+  const Tensor& labels_in = ctx.input(1);
+  if (!holds<T>(features_in) || !holds<T>(labels_in)) {
+    const Tensor* inputs[] = {&features_in, &labels_in};
     return input_dtype_error(op, dtype_v<T>, inputs, 2);
   }
-  TF_RETURN_IF_ERROR(check_logits(op, features));
-  if (labels.shape() != features.shape())
+  const std::string shapes = "logits " + features_in.shape().to_string() + " and labels " +
+                             labels_in.shape().to_string();
+  Expected<Broadcast> b = Broadcast::make(features_in.shape(), labels_in.shape());
+  if (!b.ok())
     return Status(Error::invalid_argument,
-                  std::string(op) + ": logits and labels must have the same shape, got logits " +
-                      features.shape().to_string() + " and labels " + labels.shape().to_string());
-  const int64_t batch = features.dim(0), classes = features.dim(1);
+                  std::string(op) + ": logits and labels must be broadcastable, got " + shapes);
+  const Shape shape = b->output_shape();
+  if (shape.rank() != 2)
+    return Status(Error::invalid_argument,
+                  std::string(op) + ": logits and labels must be 2-dimensional, or broadcast " +
+                      "to 2 dimensions, got " + shapes);
+  TF_ASSIGN_OR_RETURN(Tensor features, broadcast_to(features_in, shape));
+  TF_ASSIGN_OR_RETURN(Tensor labels, broadcast_to(labels_in, shape));
+  const int64_t batch = shape.dim(0), classes = shape.dim(1);
   Tensor loss(dtype_v<T>, Shape{batch});  // zeros: the loss of no classes
-  Tensor backprop = Tensor::uninitialized(dtype_v<T>, features.shape());
+  Tensor backprop = Tensor::uninitialized(dtype_v<T>, shape);
   if (batch > 0 && classes > 0) {
     Eigen::Map<const Rows<T>> x(elements<T>(features), batch, classes);
     Eigen::Map<const Rows<T>> y(elements<T>(labels), batch, classes);
@@ -90,7 +100,10 @@ Status sparse_softmax_xent(KernelContext& ctx) {
     const Tensor* inputs[] = {&features};
     return input_dtype_error(op, dtype_v<T>, inputs, 1);
   }
-  TF_RETURN_IF_ERROR(check_logits(op, features));
+  if (features.rank() != 2)
+    return Status(Error::invalid_argument, std::string(op) +
+                                               ": logits must be 2-dimensional, got shape " +
+                                               features.shape().to_string());
   if (!labels.valid() || labels.rank() != 1 || labels.dim(0) != features.dim(0))
     return Status(Error::invalid_argument,
                   std::string(op) + ": labels must be a vector of one class per row of logits, " +

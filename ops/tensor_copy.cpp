@@ -209,6 +209,25 @@ void strided_scatter(const Tensor& src, Tensor& dst, const StridedView& view) {
   }
 }
 
+std::optional<StridedView> broadcast_view(const Shape& from, const Shape& to) {
+  const int offset = to.rank() - from.rank();
+  if (offset < 0) return std::nullopt;
+  const std::vector<int64_t> from_strides = row_major_strides(from);
+  StridedView view;
+  for (int k = 0; k < to.rank(); ++k) {
+    const int64_t want = to.dim(k);
+    int64_t stride = 0;
+    if (k >= offset) {
+      const int64_t have = from.dim(k - offset);
+      if (have == want) stride = from_strides[static_cast<size_t>(k - offset)];
+      else if (have != 1) return std::nullopt;
+    }
+    view.dims.push_back(want);
+    view.strides.push_back(stride);
+  }
+  return view;
+}
+
 std::vector<int64_t> row_major_strides(const Shape& shape) {
   std::vector<int64_t> strides(static_cast<size_t>(shape.rank()));
   int64_t s = 1;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ops/status.hpp"
@@ -50,6 +51,12 @@ void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst);
 // exactly the product of view.dims elements; the view must stay inside dst
 // and name no element twice (no zero stride on a dimension longer than 1).
 void strided_scatter(const Tensor& src, Tensor& dst, const StridedView& view);
+
+// The view that repeats a tensor of shape `from` as shape `to` (NumPy
+// broadcasting: shapes aligned at their last dimension, a dimension of 1
+// repeated), for BroadcastTo and the kernels that broadcast an operand; none
+// if `from` does not broadcast to `to`.
+std::optional<StridedView> broadcast_view(const Shape& from, const Shape& to);
 
 // Row-major element strides of a shape: {12, 4, 1} for [2,3,4].
 std::vector<int64_t> row_major_strides(const Shape& shape);

@@ -57,6 +57,19 @@ BOOST_AUTO_TEST_CASE(dense_loss_and_backprop) {
         {std::log(2.0)}, {-0.5, 0.5});
 }
 
+BOOST_AUTO_TEST_CASE(dense_labels_and_logits_broadcast) {
+  // One row of labels for every row of logits, as TensorFlow broadcasts them.
+  check("SoftmaxCrossEntropyWithLogits", {logits(), f32({1, 3}, {0, 0, 1})}, {},
+        {kLoss0, std::log(2.0)},
+        {0.09003057317038046, 0.24472847105479767, -0.3347590442251781, 0.25, 0.25, -0.5});
+  // One row of logits for two rows of labels, and a rank-1 labels vector.
+  check("SoftmaxCrossEntropyWithLogits",
+        {f32({1, 2}, {0, 0}), f32({2, 2}, {1, 0, 0, 1})}, {}, {std::log(2.0), std::log(2.0)},
+        {-0.5, 0.5, 0.5, -0.5});
+  check("SoftmaxCrossEntropyWithLogits", {f32({1, 2}, {0, 0}), f32({2}, {0, 1})}, {},
+        {std::log(2.0)}, {0.5, -0.5});
+}
+
 BOOST_AUTO_TEST_CASE(sparse_loss_and_backprop) {
   const std::vector<double> backprop = {0.09003057317038046, 0.24472847105479767,
                                         -0.3347590442251781, -0.75, 0.25, 0.5};
@@ -78,11 +91,14 @@ BOOST_AUTO_TEST_CASE(empty_batches) {
 
 BOOST_AUTO_TEST_CASE(errors) {
   BOOST_TEST(error("SoftmaxCrossEntropyWithLogits", {logits(), f32({2, 2}, {0, 1, 1, 0})}) ==
-             "invalid_argument: SoftmaxCrossEntropyWithLogits: logits and labels must have the "
-             "same shape, got logits [2,3] and labels [2,2]");
+             "invalid_argument: SoftmaxCrossEntropyWithLogits: logits and labels must be "
+             "broadcastable, got logits [2,3] and labels [2,2]");
   BOOST_TEST(error("SoftmaxCrossEntropyWithLogits", {f32({3}, {1, 2, 3}), f32({3}, {0, 0, 1})}) ==
-             "invalid_argument: SoftmaxCrossEntropyWithLogits: logits must be 2-dimensional, got "
-             "shape [3]");
+             "invalid_argument: SoftmaxCrossEntropyWithLogits: logits and labels must be "
+             "2-dimensional, or broadcast to 2 dimensions, got logits [3] and labels [3]");
+  BOOST_TEST(error("SparseSoftmaxCrossEntropyWithLogits", {f32({3}, {1, 2, 3}), Tensor::vector<int64_t>({0})}) ==
+             "invalid_argument: SparseSoftmaxCrossEntropyWithLogits: logits must be 2-dimensional, "
+             "got shape [3]");
   BOOST_TEST(error("SparseSoftmaxCrossEntropyWithLogits", {logits(), Tensor::vector<int64_t>({3, 0})}) ==
              "invalid_argument: SparseSoftmaxCrossEntropyWithLogits: labels[0] = 3 is outside the "
              "valid range of classes [0, 3)");
