@@ -734,15 +734,16 @@ Status Backprop::exit_ready(NodeId exit) {
   }
   TF_RETURN_IF_ERROR(build_loop(f));
   std::vector<NodeId> exits = L.ready_exits;
-  for (NodeId x : cf.frames[static_cast<size_t>(f)].exits) {
-    if (between[static_cast<size_t>(x)] || !from_x[static_cast<size_t>(x)] || !flows({x, 0}, x))
-      continue;
-    if (!is_differentiable(type_of({x, 0}))) continue;
+  for (NodeId x : cf.frames[static_cast<size_t>(f)].exits)
+    if (!between[static_cast<size_t>(x)] && from_x[static_cast<size_t>(x)]) exits.push_back(x);
+  for (NodeId x : exits) {
+    TF_ASSIGN_OR_RETURN(std::optional<Endpoint> has, sum({x, 0}));
+    if (has || !flows({x, 0}, x) || !is_differentiable(type_of({x, 0}))) continue;
     TF_ASSIGN_OR_RETURN(Endpoint value, real({x, 0}, parent(f)));
     prefix = scope + "/" + g.node(x).name + "_grad/";
     TF_ASSIGN_OR_RETURN(Endpoint zeros, add1("ZerosLike", {value}, {}, {}, "ZerosLike"));
     add_grad({x, 0}, zeros);
-    exits.push_back(x);
+    summed.erase({x, 0});
   }
   for (NodeId x : exits) TF_RETURN_IF_ERROR(process_exit(x, L));
   return ok_status();
@@ -1012,7 +1013,7 @@ Status Backprop::run() {
     if (grads.count(id) && pending[static_cast<size_t>(id)] > 0 &&
         !std::any_of(xs.begin(), xs.end(), [&](const Endpoint& x) { return x.node == id; }))
       return Status(Error::unimplemented,
-                    "the gradient of node " + name(id) + " (" + g.node(id).op +
+                    "the gradient of node " + name(id) + " (" + g.node(id).op + ", " + std::to_string(pending[static_cast<size_t>(id)]) + " pending" +
                         ") waits for consumers that never give theirs: a loop's Merge "
                         "read by nodes other than its Switch is not supported");
   }

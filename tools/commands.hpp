@@ -21,6 +21,16 @@ int inspect_graph(const std::string& path);
 // With `lower`, functional ops become Switch/Merge/Enter/Exit first.
 int convert_graph(const std::string& in, const std::string& out, bool lower);
 
+struct GradArgs {
+  std::string graph;
+  std::vector<std::string> ys, xs, grad_ys, stops;  // NAME[:PORT]
+  std::string out;
+  std::string unconnected = "none";  // none | zeros
+};
+// Adds d(sum ys)/d(xs) to the graph, writes it to `out` and prints
+// "X -> NODE[:PORT]" per x.
+int gradient_graph(const GradArgs& args);
+
 struct RunArgs {
   std::string graph;
   std::vector<std::string> feeds;    // NAME=VALUE

@@ -4,8 +4,10 @@
 
 #include "graph/control_flow.hpp"
 #include "graph/export.hpp"
+#include "graph/gradients.hpp"
 #include "graph/import.hpp"
 #include "graph/lower_functional.hpp"
+#include "graph/step_graph.hpp"
 #include "graph/summary.hpp"
 #include "graph/validate.hpp"
 #include "tools/commands.hpp"
@@ -64,3 +66,54 @@ int convert_graph(const std::string& in, const std::string& out, bool lower) {
 
 }  // namespace tagflow::tools
 
+
+namespace tagflow::tools {
+
+int gradient_graph(const GradArgs& args) {
+  // Functional control flow is lowered first: its gradient is the gradient
+  // of the Switch/Merge/Enter/Exit form.
+  auto read = graph::import_graph_file(args.graph);
+  if (!read.ok()) return fail(read.status());
+  graph::Graph g = std::move(read).value();
+  Status s = graph::lower_functional_ops(&g);
+  if (s.ok()) s = graph::validate(g);
+  if (!s.ok()) return fail(s.with_prefix(args.graph + ": "));
+  auto endpoints = [&](const std::vector<std::string>& names, const char* what)
+      -> ops::Expected<std::vector<graph::Endpoint>> {
+    std::vector<graph::Endpoint> out;
+    for (const std::string& n : names) {
+      auto e = graph::parse_endpoint(g, n);
+      if (!e.ok()) return e.status().with_prefix(std::string("--") + what + " " + n + ": ");
+      out.push_back(*e);
+    }
+    return out;
+  };
+  auto ys = endpoints(args.ys, "y");
+  if (!ys.ok()) return fail(ys.status());
+  auto xs = endpoints(args.xs, "x");
+  if (!xs.ok()) return fail(xs.status());
+  auto grad_ys = endpoints(args.grad_ys, "grad-y");
+  if (!grad_ys.ok()) return fail(grad_ys.status());
+  auto stops = endpoints(args.stops, "stop");
+  if (!stops.ok()) return fail(stops.status());
+  graph::GradientOptions options;
+  options.stop_gradients = *stops;
+  if (args.unconnected == "zeros") {
+    options.unconnected = graph::GradientOptions::Unconnected::zeros;
+  } else if (args.unconnected != "none") {
+    return fail(Status(ops::Error::invalid_argument,
+                       "--unconnected must be none or zeros, not '" + args.unconnected + "'"));
+  }
+  auto r = graph::gradients(g, *ys, *xs, *grad_ys, options);
+  if (!r.ok()) return fail(r.status().with_prefix(args.graph + ": "));
+  s = graph::export_graph_file(g, args.out);
+  if (!s.ok()) return fail(s);
+  for (size_t i = 0; i < args.xs.size(); ++i) {
+    const graph::Endpoint d = r->dxs[i];
+    std::printf("%s -> %s\n", args.xs[i].c_str(),
+                d.node == graph::kNoNode ? "none (no y depends on it)" : g.endpoint_name(d).c_str());
+  }
+  return 0;
+}
+
+}  // namespace tagflow::tools

@@ -30,6 +30,18 @@ int main(int argc, char** argv) {
                         "Switch/Merge/Enter/Exit first");
 
   tagflow::tools::RunArgs run;
+  tagflow::tools::GradArgs grad;
+  CLI::App* grad_cmd = app.add_subcommand(
+      "grad", "Add the gradients of ys with respect to xs to a graph (through conds and while "
+              "loops), write it, and print which output holds each x's gradient");
+  grad_cmd->add_option("GRAPH", grad.graph, "GraphDef file (.pbtxt or .pb)")->required();
+  grad_cmd->add_option("--y", grad.ys, "a tensor to differentiate, NAME[:PORT] (summed if several)")->required();
+  grad_cmd->add_option("--x", grad.xs, "a tensor to differentiate with respect to: a Placeholder, Const or variable")->required();
+  grad_cmd->add_option("--grad-y", grad.grad_ys, "the gradient flowing into each y (default: ones)");
+  grad_cmd->add_option("--stop", grad.stops, "a tensor no gradient flows through");
+  grad_cmd->add_option("--unconnected", grad.unconnected, "what an x no y depends on gets: none or zeros");
+  grad_cmd->add_option("--out", grad.out, "the graph with its gradients: .pbtxt or .pb")->required();
+
   CLI::App* run_cmd = app.add_subcommand("run", "Run a graph once and print the fetched tensors");
   run_cmd->add_option("GRAPH", run.graph, "GraphDef file (.pbtxt or .pb)")->required();
   run_cmd->add_option("--feed", run.feeds,
@@ -171,6 +183,7 @@ int main(int argc, char** argv) {
     if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
+    if (*grad_cmd) return tagflow::tools::gradient_graph(grad);
     if (*worker_cmd) return tagflow::tools::run_worker(worker);
     if (*check_cmd) return tagflow::tools::trace_check(trace_path);
     if (*stats_cmd) return tagflow::tools::trace_stats(trace_path);

@@ -287,7 +287,7 @@ std::vector<Case> cases() {
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(gradients)
+BOOST_AUTO_TEST_SUITE(gradient_values)
 
 BOOST_AUTO_TEST_CASE(agree_with_finite_differences) {
   const auto all = cases();
