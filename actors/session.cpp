@@ -422,6 +422,11 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
 }
 
 const graph::Graph& Session::graph() const { return impl_->graph; }
+std::shared_ptr<const ops::ResourceManager> Session::resources(const std::string& device) const {
+  std::lock_guard<std::mutex> lock(impl_->prepare_mu);
+  auto it = impl_->resources.find(device);
+  return it == impl_->resources.end() ? nullptr : it->second;
+}
 const std::vector<std::string>& Session::devices() const { return impl_->devices; }
 std::vector<std::string> Session::last_partitions() const {
   std::lock_guard<std::mutex> lock(impl_->last_mu);

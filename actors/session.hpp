@@ -133,6 +133,9 @@ class Session {
                                               const std::vector<std::string>& targets = {});
 
   const graph::Graph& graph() const;
+  // The variables, stacks and TensorArrays of one of this process's
+  // devices (nullptr if no step has run there): for tests and benchmarks.
+  std::shared_ptr<const ops::ResourceManager> resources(const std::string& device) const;
   // The session's devices (full names).
   const std::vector<std::string>& devices() const;
   // The partitions (device names) of the last step run or attempted.

@@ -1,5 +1,6 @@
 #include "ops/resource.hpp"
 
+#include <algorithm>
 #include <complex>
 #include <type_traits>
 #include <vector>
@@ -85,10 +86,15 @@ struct ResourceManager::Stack {
     if (!closed) return ok_status();
     return Status(Error::failed_precondition, "stack '" + name + "' has been closed");
   }
-  void close() {
+  // Frees the elements; returns how many and their bytes.
+  std::pair<int64_t, int64_t> close() {
     std::lock_guard<std::mutex> lock(mu);
     closed = true;
+    int64_t bytes = 0;
+    for (const Tensor& t : elems) bytes += static_cast<int64_t>(t.byte_size());
+    const auto n = static_cast<int64_t>(elems.size());
     elems = {};
+    return {n, bytes};
   }
 };
 
@@ -238,7 +244,29 @@ Status ResourceManager::push_stack(const std::string& name, const Tensor& elem) 
                                            "max_size of " + std::to_string(stack->max_size) +
                                            " elements");
   stack->elems.push_back(elem);
+  count_stack(1, static_cast<int64_t>(elem.byte_size()));
   return ok_status();
+}
+
+void ResourceManager::count_stack(int64_t entries, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  StackStats& s = stack_stats_;
+  s.entries += entries;
+  s.bytes += bytes;
+  if (entries > 0) s.pushes += entries;
+  s.peak_entries = std::max(s.peak_entries, s.entries);
+  s.peak_bytes = std::max(s.peak_bytes, s.bytes);
+}
+
+ResourceManager::StackStats ResourceManager::stack_stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stack_stats_;
+}
+
+void ResourceManager::reset_stack_peaks() {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stack_stats_.peak_entries = stack_stats_.entries;
+  stack_stats_.peak_bytes = stack_stats_.bytes;
 }
 
 Expected<Tensor> ResourceManager::pop_stack(const std::string& name) {
@@ -249,12 +277,19 @@ Expected<Tensor> ResourceManager::pop_stack(const std::string& name) {
     return Status(Error::out_of_range, "stack '" + name + "' is empty: nothing to pop");
   Tensor top = std::move(stack->elems.back());
   stack->elems.pop_back();
+  {
+    std::lock_guard<std::mutex> stats(stats_mu_);
+    stack_stats_.entries -= 1;
+    stack_stats_.bytes -= static_cast<int64_t>(top.byte_size());
+    stack_stats_.pops += 1;
+  }
   return top;
 }
 
 Status ResourceManager::close_stack(const std::string& name) {
   TF_ASSIGN_OR_RETURN(auto stack, find_stack(name));
-  stack->close();
+  const auto [n, bytes] = stack->close();
+  count_stack(-n, -bytes);
   return ok_status();
 }
 
@@ -339,7 +374,10 @@ void ResourceManager::end_step(uint64_t step_id) {
       it = arrays_.erase(it);
     }
   }
-  for (auto& s : stacks) s->close();
+  for (auto& s : stacks) {
+    const auto [n, bytes] = s->close();
+    count_stack(-n, -bytes);
+  }
   for (auto& a : arrays) a->close();
 }
 

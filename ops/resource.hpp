@@ -106,6 +106,19 @@ class ResourceManager {
   // Frees every stack and TensorArray that step `step_id` created. Called
   // by the executor when a step ends, whether it succeeded or not.
   void end_step(uint64_t step_id);
+  // What the stacks hold, over all of them: for the memory of while-loop
+  // gradients (a forward loop pushes, its gradient loop pops).
+  struct StackStats {
+    int64_t entries = 0;       // elements held now
+    int64_t bytes = 0;         // their element bytes (Tensor::byte_size)
+    int64_t peak_entries = 0;  // the most held at once
+    int64_t peak_bytes = 0;
+    int64_t pushes = 0;
+    int64_t pops = 0;
+  };
+  StackStats stack_stats() const;
+  // Lowers the peaks to what is held now.
+  void reset_stack_peaks();
   // Live (not yet freed) stacks and TensorArrays: for tests and leak checks.
   size_t num_stacks() const;
   size_t num_tensor_arrays() const;
@@ -122,6 +135,9 @@ class ResourceManager {
 
   mutable std::shared_mutex variables_mu_;
   std::unordered_map<std::string, std::shared_ptr<Variable>> variables_;
+  void count_stack(int64_t entries, int64_t bytes);
+  mutable std::mutex stats_mu_;
+  StackStats stack_stats_;
   mutable std::mutex stacks_mu_;
   std::unordered_map<std::string, std::shared_ptr<Stack>> stacks_;
   mutable std::mutex arrays_mu_;

@@ -10,6 +10,7 @@
 #include "graph/builder.hpp"
 #include "graph/control_flow.hpp"
 #include "graph/gradients.hpp"
+#include "ops/resource.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;
@@ -296,6 +297,46 @@ BOOST_AUTO_TEST_CASE(agree_with_finite_differences) {
     for (const Case& c : all) {
       BOOST_TEST_CONTEXT(c.name << " (" << mode.name << ")") { check(c, mode); }
     }
+}
+
+// 10,000 iterations of v = v * w with v of 64 floats: the gradient needs
+// v of every iteration — one stack entry per iteration, no more — and the
+// gradient loop pops them all (nothing is left when the step ends).
+BOOST_AUTO_TEST_CASE(a_long_loop_keeps_one_stack_entry_per_iteration_per_saved_value) {
+  const int n = 10000;
+  GraphBuilder b;
+  Output x = b.placeholder(DType::float32, ops::PartialShape{false, {64}}, "x");
+  Output w = b.placeholder(DType::float32, {}, "w");
+  auto r = b.while_loop([&](const Vars& v) { return v[0] < double(n); },
+                        [&](const Vars& v) { return Vars{v[0] + 1.0, v[1] * w}; },
+                        {b.scalar<int32_t>(0), x});
+  Output y = b.reduce_sum(r[1], b.vector<int32_t>({0}));
+  Output dw = b.gradients({y}, {w})[0];
+  auto built = b.finish();
+  BOOST_REQUIRE(built.ok());
+  int saved = 0;
+  for (const graph::Node& node : built->nodes()) saved += node.op == "StackPushV2";
+  BOOST_TEST(saved == 1);
+  for (const Mode& mode : {modes()[0], modes()[2]}) {
+    auto session = make_session(*built, mode);
+    std::vector<float> ones(64, 1.0f);
+    auto out = must_run(*session, {{"x", Tensor::from_vector<float>({64}, ones)}, {"w", Tensor::scalar(1.0f)}},
+                        {dw.name()});
+    // y = sum(x) w^n: dy/dw = n w^(n-1) sum(x) = n * 64 at w = 1.
+    BOOST_TEST(out[0].scalar_value<float>() == float(n) * 64.0f);
+    auto resources = session->resources(session->devices()[0]);
+    BOOST_REQUIRE(resources != nullptr);
+    const auto stats = resources->stack_stats();
+    BOOST_TEST(stats.pushes == int64_t{n} * saved);
+    BOOST_TEST(stats.pops == int64_t{n} * saved);
+    BOOST_TEST(stats.peak_entries == int64_t{n} * saved);
+    BOOST_TEST(stats.peak_bytes == int64_t{n} * 64 * 4);
+    BOOST_TEST(stats.entries == 0);
+    BOOST_TEST(stats.bytes == 0);
+    BOOST_TEST_MESSAGE("stacks of a " << n << "-iteration loop's gradient (" << mode.name
+                                      << "): peak " << stats.peak_entries << " entries, "
+                                      << stats.peak_bytes << " bytes");
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
