@@ -6,11 +6,15 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "graph/builder.hpp"
 #include "graph/control_flow.hpp"
 #include "graph/gradients.hpp"
 #include "ops/resource.hpp"
+#include "trace/sink.hpp"
+#include "trace/trace.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;
@@ -297,6 +301,62 @@ BOOST_AUTO_TEST_CASE(agree_with_finite_differences) {
     for (const Case& c : all) {
       BOOST_TEST_CONTEXT(c.name << " (" << mode.name << ")") { check(c, mode); }
     }
+}
+
+// Every while loop's gradient is a while loop that runs the forward count
+// backwards: in a recorded step, the gradient frame's instances run as many
+// iterations as the forward frame's instances did (as multisets: an inner
+// loop runs once per outer iteration, with varying counts).
+BOOST_AUTO_TEST_CASE(gradient_loops_run_the_forward_iteration_counts) {
+  const std::set<std::string> names{"while_0_iterations", "while_5_iterations", "nested_while",
+                                    "nested_while_inner_count_varies", "while_in_cond_taken",
+                                    "while_in_cond_not_taken", "while_in_cond_in_while",
+                                    "cond_in_while", "scan_cumulative"};
+  int checked = 0;
+  for (const Case& c : cases()) {
+    if (!names.count(c.name)) continue;
+    GraphBuilder b;
+    Vars xs;
+    for (size_t i = 0; i < c.shapes.size(); ++i)
+      xs.push_back(b.placeholder(DType::float64, ops::PartialShape{false, c.shapes[i]}, "x" + std::to_string(i)));
+    Output y = c.f(b, xs);
+    Vars dxs = b.gradients({y}, xs);
+    auto built = b.finish();
+    BOOST_REQUIRE_MESSAGE(built.ok(), built.status().to_string());
+    for (const Mode& mode : {modes()[0], modes()[2]}) {
+      trace::MemorySink sink;
+      actors::SessionOptions o;
+      o.events = &sink;
+      auto session = make_session(*built, mode, o);
+      actors::Feeds feeds;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        std::vector<double> v(elements(c.shapes[i]), 0.9);
+        feeds.push_back({xs[i].name(), make(c.shapes[i], v)});
+      }
+      std::vector<std::string> fetches;
+      for (const Output& d : dxs) fetches.push_back(d.name());
+      must_run(*session, feeds, fetches);
+      const trace::Trace t = sink.trace();
+      // Iterations per frame instance, by static frame name.
+      std::map<uint64_t, int64_t> iterations;
+      for (const trace::Event& e : t.events())
+        if (e.kind == trace::Kind::iteration_started || e.kind == trace::Kind::frame_created)
+          iterations[e.instance] = std::max(iterations[e.instance], e.iteration + 1);
+      std::map<std::string, std::multiset<int64_t>> by_frame;
+      for (const auto& [instance, n] : iterations) by_frame[t.frame_name(instance)].insert(n);
+      int loops = 0;
+      for (const auto& [frame, counts] : by_frame) {
+        if (frame.empty() || frame.compare(0, 10, "gradients/") == 0) continue;
+        auto g = by_frame.find("gradients/" + frame);
+        BOOST_REQUIRE_MESSAGE(g != by_frame.end(), c.name << ": no gradient frame for " << frame);
+        BOOST_TEST((g->second == counts), c.name << " (" << mode.name << "): frame " << frame);
+        ++loops;
+      }
+      BOOST_TEST(loops > 0, c.name);
+      ++checked;
+    }
+  }
+  BOOST_TEST(checked == 2 * static_cast<int>(names.size()));
 }
 
 // 10,000 iterations of v = v * w with v of 64 floats: the gradient needs
