@@ -303,6 +303,20 @@ BOOST_AUTO_TEST_CASE(agree_with_finite_differences) {
     }
 }
 
+// README.md's example: d(x^3)/dx through a loop, at x = 2.
+BOOST_AUTO_TEST_CASE(the_readme_example) {
+  GraphBuilder b;
+  Output x = b.placeholder(DType::float32, {}, "x");
+  Output y = b.while_loop([&](const Vars& v) { return v[0] < 3.0; },
+                          [&](const Vars& v) { return Vars{v[0] + 1.0, v[1] * x}; },
+                          {b.scalar<int32_t>(0), b.scalar(1.0f)})[1];
+  Output dy_dx = b.gradients({y}, {x})[0];
+  auto session = actors::Session::create(b.finish().value()).value();
+  auto r = session->run({{"x", ops::Tensor::scalar(2.0f)}}, {dy_dx.name()});
+  BOOST_REQUIRE(r.ok());
+  BOOST_TEST((*r)[0].scalar_value<float>() == 12.0f);
+}
+
 // Every while loop's gradient is a while loop that runs the forward count
 // backwards: in a recorded step, the gradient frame's instances run as many
 // iterations as the forward frame's instances did (as multisets: an inner
