@@ -317,6 +317,37 @@ BOOST_AUTO_TEST_CASE(the_readme_example) {
   BOOST_TEST((*r)[0].scalar_value<float>() == 12.0f);
 }
 
+// An x may be a ref variable (VariableV2), a resource variable (read by
+// ReadVariableOp inside the loop) or a Const.
+BOOST_AUTO_TEST_CASE(variables_and_constants_as_xs) {
+  GraphBuilder b;
+  Output ref = b.op1("VariableV2", {}, {{"dtype", DType::float32}, {"shape", ops::PartialShape{false, {}}}}, "ref");
+  Output init_ref = b.op1("Assign", {ref, b.scalar(2.0f)}, {}, "init_ref");
+  Output res = b.op1("VarHandleOp", {}, {{"dtype", DType::float32}, {"shape", ops::PartialShape{false, {}}}}, "res");
+  Output init_res = b.op("AssignVariableOp", {res, b.scalar(3.0f)}, {}, "init_res").control();
+  Output c = b.scalar(1.5f, "c");
+  // y = c * ref^2 * res^2 by two iterations of v = v * ref * read(res).
+  Output y = b.while_loop([&](const Vars& v) { return v[0] < 2.0; },
+                          [&](const Vars& v) {
+                            Output r = b.op1("ReadVariableOp", {res}, {{"dtype", DType::float32}});
+                            return Vars{v[0] + 1.0, v[1] * b.identity(ref) * r};
+                          },
+                          {b.scalar<int32_t>(0), c})[1];
+  Vars d = b.gradients({y}, {ref, res, c});
+  for (const Output& o : d) BOOST_REQUIRE(o.valid());
+  auto built = b.finish();
+  BOOST_REQUIRE_MESSAGE(built.ok(), built.status().to_string());
+  for (const Mode& mode : modes()) {
+    auto session = make_session(*built, mode);
+    must_run(*session, {}, {}, {init_ref.node_name(), init_res.node_name()});
+    auto r = must_run(*session, {}, {y.name(), d[0].name(), d[1].name(), d[2].name()});
+    BOOST_TEST(r[0].scalar_value<float>() == 1.5f * 4 * 9);
+    BOOST_TEST(r[1].scalar_value<float>() == 1.5f * 2 * 2 * 9);   // d/d ref = 2 c ref res^2
+    BOOST_TEST(r[2].scalar_value<float>() == 1.5f * 4 * 2 * 3);   // d/d res = 2 c ref^2 res
+    BOOST_TEST(r[3].scalar_value<float>() == 4.0f * 9);           // d/d c = ref^2 res^2
+  }
+}
+
 // Every while loop's gradient is a while loop that runs the forward count
 // backwards: in a recorded step, the gradient frame's instances run as many
 // iterations as the forward frame's instances did (as multisets: an inner
