@@ -1032,10 +1032,17 @@ Expected<GradientResult> gradients(Graph& g, const std::vector<Endpoint>& ys,
   if (!grad_ys.empty() && grad_ys.size() != ys.size())
     return Status(Error::invalid_argument, "gradients: " + std::to_string(grad_ys.size()) +
                                                " grad_ys for " + std::to_string(ys.size()) + " ys");
-  for (const Node& n : work.nodes())
-    if (n.def == nullptr && !n.op.empty() && !work.has_function(n.op))
+  // Nodes of ops tagflow does not know (a graph validated with
+  // allow_unknown_ops) are fine off the paths from the xs to the ys: their
+  // outputs have no dtype a gradient flows through.
+  bool unknown_ops = false;
+  for (const Node& n : work.nodes()) {
+    if (n.def != nullptr) continue;
+    if (bp.ops.find(n.op) != nullptr)
       return Status(Error::failed_precondition, "gradients: the graph is not validated (node " +
                                                     quoted(n.name) + ")");
+    unknown_ops = true;
+  }
   TF_ASSIGN_OR_RETURN(bp.cf, analyze_control_flow(work));
   auto check = [&](const Endpoint& e, const char* what, bool resource_ok) -> Status {
     if (e.node < 0 || e.node >= work.num_nodes() || e.port < 0 ||
@@ -1109,6 +1116,7 @@ Expected<GradientResult> gradients(Graph& g, const std::vector<Endpoint>& ys,
     return Status(Error::internal, "gradients built an ill-formed graph: " + frames.status().message());
   ValidateOptions vo;
   vo.keep_resolved = true;
+  vo.allow_unknown_ops = unknown_ops;
   vo.registry = &bp.ops;
   TF_RETURN_IF_ERROR(validate(work, vo));
   g = std::move(work);

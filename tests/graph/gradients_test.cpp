@@ -215,6 +215,31 @@ BOOST_AUTO_TEST_CASE(imported_graphs_differentiate_like_built_ones) {
   BOOST_TEST(analyze_control_flow(*g).ok());
 }
 
+// The corpus LSTM training graph has ops tagflow has no definition of
+// (ApplyAdam, GatherNd, ...), none on the path from its char LSTM to its
+// kernel: validated with allow_unknown_ops, it differentiates.
+BOOST_AUTO_TEST_CASE(unknown_ops_off_the_paths_do_not_matter) {
+  auto g = import_graph_file(std::string(TAGFLOW_TEST_DATA) + "/corpus/tfnet_lstm_crf_ner_train.pbtxt");
+  BOOST_REQUIRE(g.ok());
+  ValidateOptions vo;
+  vo.allow_unknown_ops = true;
+  BOOST_REQUIRE(validate(*g, vo).ok());
+  const NodeId y = g->find("chars/bidirectional_rnn/fw/fw/while/Exit_4");
+  const NodeId x = g->find("chars/bidirectional_rnn/fw/lstm_cell/kernel");
+  BOOST_REQUIRE(y != kNoNode);
+  BOOST_REQUIRE(x != kNoNode);
+  auto r = graph::gradients(*g, {{y, 0}}, {{x, 0}});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  BOOST_TEST(r->dxs[0].node != kNoNode);
+  BOOST_REQUIRE_EQUAL(r->loops.size(), 1u);
+  BOOST_TEST(r->loops[0].forward_frame == "chars/bidirectional_rnn/fw/fw/while/while_context");
+  // Not validated at all: refused.
+  auto raw = import_graph_file(std::string(TAGFLOW_TEST_DATA) + "/corpus/grappler_while_loop.pbtxt");
+  BOOST_REQUIRE(raw.ok());
+  auto refused = graph::gradients(*raw, {{raw->find("while/Exit_1"), 0}}, {{raw->find("ones"), 0}});
+  BOOST_TEST(contains(refused.status().to_string(), "the graph is not validated"), refused.status().to_string());
+}
+
 BOOST_AUTO_TEST_CASE(the_builder_adds_gradients_to_what_it_builds) {
   GraphBuilder b;
   Output x = b.placeholder(DType::float32, {}, "x");
