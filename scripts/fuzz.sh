@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (if needed) and runs one libFuzzer harness of fuzz/ (docs/testing.md):
 #   bash scripts/fuzz.sh TARGET SECONDS [libFuzzer flags]
-#   TARGET: import_text, import_binary, config, run or messages
+#   TARGET: import_text, import_binary, config, run, gradients or messages
 # The fuzzer starts from a copy of its seed corpus (fuzz/corpus/TARGET) in
 # build-fuzz/work/TARGET/corpus, which keeps the new entries it finds from
 # run to run; crashes, hangs, leaks and out-of-memory inputs go to
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ $# -lt 2 ]; then
-  echo "usage: bash scripts/fuzz.sh import_text|import_binary|config|run|messages SECONDS [libFuzzer flags]" >&2
+  echo "usage: bash scripts/fuzz.sh import_text|import_binary|config|run|gradients|messages SECONDS [libFuzzer flags]" >&2
   exit 2
 fi
 target="$1"
@@ -54,7 +54,7 @@ mkdir -p "$work/corpus" "$work/findings"
 cp -n "fuzz/corpus/$target"/* "$work/corpus/" 2> /dev/null || true
 flags=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/findings/")
 case "$target" in
-  run) flags+=(-timeout=60 -rss_limit_mb=4096) ;;  # a Session per input, several threads
+  run|gradients) flags+=(-timeout=60 -rss_limit_mb=4096) ;;  # a Session per input, several threads
   # The largest seeds (up to 96 KB) slow every run down, and the pipeline's
   # paths are all reached by graphs of a few KB. With ~45000 features the
   # entropic schedule's bookkeeping took 64% of the time (perf): off.
