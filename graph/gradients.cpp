@@ -72,6 +72,8 @@ struct LoopGrad {
 };
 
 struct Backprop {
+  // The conds a node runs under, outermost first: (a Switch of the cond,
+  // the branch).
   using CondState = std::vector<std::pair<NodeId, int>>;
 
   Graph& g;
@@ -88,6 +90,7 @@ struct Backprop {
   std::vector<int> pending;
   std::vector<CondState> state;  // per node: the conds of its frame it runs under
   std::vector<CondState> entry;  // per frame: the conds (of its parent) it runs under
+  mutable std::unordered_map<int64_t, NodeId> cond_switch;  // predicate -> its first Switch
   std::unordered_map<NodeId, std::vector<std::vector<Endpoint>>> grads;
   std::unordered_map<Endpoint, Endpoint, EndpointHash> summed;
   std::set<Endpoint, bool (*)(const Endpoint&, const Endpoint&)> stops{
@@ -298,9 +301,17 @@ struct Backprop {
       }
     }
   }
+  // A cond is its predicate: the Switches of one cond (a cond switches each
+  // tensor it captures on its own) stand for it through the first of them.
+  NodeId cond_of(NodeId sw) const {
+    const Endpoint p = g.node(sw).inputs[1];
+    const int64_t key = (int64_t{p.node} << 20) + p.port;
+    return cond_switch.emplace(key, sw).first->second;
+  }
   CondState endpoint_state(Endpoint e) const {
     CondState s = state[static_cast<size_t>(e.node)];
-    if (role(e.node) == OpRole::switch_op && !is_loop_switch(e.node)) s.emplace_back(e.node, e.port);
+    if (role(e.node) == OpRole::switch_op && !is_loop_switch(e.node))
+      s.emplace_back(cond_of(e.node), e.port);
     return s;
   }
   CondState state_of_node(NodeId id, const std::vector<CondState>& entry) const {
@@ -648,6 +659,7 @@ Status Backprop::prepare() {
   }
   processed.assign(static_cast<size_t>(n), 0);
   analyze_conds();
+
   return ok_status();
 }
 
