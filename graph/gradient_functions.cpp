@@ -431,6 +431,36 @@ Status broadcast_to_grad(C& c) {
   return ok_status();
 }
 
+// Pad and PadV2: the gradient is the slice of dy where x was written.
+Status pad_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint x, c.input(0));
+  TRY(Endpoint paddings, c.input(1));
+  const DType index = c.input_type(1);
+  TRY(Endpoint sx, c.op1("Shape", {x}, {{"out_type", index}}));
+  // paddings[:, 0]
+  TRY(Endpoint begin0, c.int_vector({0, 0}));
+  TRY(Endpoint end0, c.int_vector({0, 1}));
+  TRY(Endpoint strides, c.int_vector({1, 1}));
+  TRY(Endpoint before, c.op1("StridedSlice", {paddings, begin0, end0, strides},
+                             {{"begin_mask", int64_t{1}}, {"end_mask", int64_t{1}},
+                              {"shrink_axis_mask", int64_t{2}}}));
+  TRY(Endpoint dx, c.op1("Slice", {g, before, sx}));
+  c.set(0, dx);
+  return ok_status();
+}
+
+Status reverse_sequence_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint lengths, c.input(1));
+  AttrMap attrs;
+  for (const char* k : {"seq_dim", "batch_dim"})
+    if (const int64_t* v = c.node().attr<int64_t>(k)) attrs[k] = *v;
+  TRY(Endpoint dx, c.op1("ReverseSequence", {g, lengths}, attrs));
+  c.set(0, dx);
+  return ok_status();
+}
+
 // --- TensorArrays: gradients go through a gradient array of each array
 // (TensorArrayGradV3, one per gradients() call), carried by the flow.
 
@@ -679,6 +709,9 @@ GradientRegistry make_global() {
   add("SelectV2", select_grad);
   add("Fill", fill_grad);
   add("BroadcastTo", broadcast_to_grad);
+  add("Pad", pad_grad);
+  add("PadV2", pad_grad);
+  add("ReverseSequence", reverse_sequence_grad);
 
   // TensorArrays.
   add("TensorArrayReadV3", ta_read_grad);

@@ -274,6 +274,11 @@ std::vector<Case> cases() {
                   Output sl = b.op1("Slice", {sel, b.vector<int32_t>({0, 1}), b.vector<int32_t>({2, 2})});
                   return sum_all2(b, sl * sl);
                 }));
+  cs.push_back(make_case("pad_and_reverse_sequence", {{2, 3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output p = b.op1("Pad", {x[0] * x[0], b.constant(Tensor::from_vector<int32_t>({2, 2}, {1, 0, 0, 2}))});
+                  Output r = b.op1("ReverseSequence", {p, b.vector<int64_t>({2, 1, 3})}, {{"seq_dim", int64_t{1}}});
+                  return sum_all2(b, r * b.constant(Tensor::from_vector<double>({3, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})));
+                }));
   cs.push_back(make_case("split_over_two_devices", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
                   return loop(b, 4, x[0], [&](Output v, Output) { return v * x[1] + 0.25; });
                 }, 2));
