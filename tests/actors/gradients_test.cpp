@@ -57,9 +57,16 @@ size_t elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// Builds the case, its gradients, and checks them against central finite
-// differences at every element of every x.
-void check(const Case& c, const Mode& mode) {
+// A case's graph with its gradients: the names to feed (one Placeholder
+// per x), to fetch for y, and to fetch for each gradient.
+struct BuiltCase {
+  graph::Graph graph;
+  std::vector<std::string> xs;
+  std::string y;
+  std::vector<std::string> dxs;
+};
+
+BuiltCase build(const Case& c) {
   GraphBuilder b;
   Vars xs;
   for (size_t i = 0; i < c.shapes.size(); ++i)
@@ -68,12 +75,26 @@ void check(const Case& c, const Mode& mode) {
   Vars dxs = b.gradients({y}, xs);
   auto built = b.finish();
   BOOST_REQUIRE_MESSAGE(built.ok(), c.name << ": " << built.status().to_string());
+  BuiltCase r{std::move(built).value(), {}, y.name(), {}};
+  for (const Output& x : xs) r.xs.push_back(x.name());
+  for (const Output& d : dxs) {
+    BOOST_REQUIRE_MESSAGE(d.valid(), c.name << ": an x got no gradient");
+    r.dxs.push_back(d.name());
+  }
+  return r;
+}
+
+// Builds the case, its gradients, and checks them against central finite
+// differences at every element of every x.
+void check(const Case& c, const Mode& mode) {
+  BuiltCase built = build(c);
+  const auto& xs = built.xs;
   actors::SessionOptions o;
   if (c.devices > 1) {
     o.num_devices = c.devices;
     o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
   }
-  auto session = make_session(std::move(built).value(), mode, o);
+  auto session = make_session(std::move(built.graph), mode, o);
 
   std::vector<std::vector<double>> values;
   size_t k = 0;
@@ -87,17 +108,12 @@ void check(const Case& c, const Mode& mode) {
   }
   auto feeds_of = [&](const std::vector<std::vector<double>>& vals) {
     actors::Feeds feeds;
-    for (size_t i = 0; i < xs.size(); ++i) feeds.push_back({xs[i].name(), make(c.shapes[i], vals[i])});
+    for (size_t i = 0; i < xs.size(); ++i) feeds.push_back({xs[i], make(c.shapes[i], vals[i])});
     return feeds;
   };
-  std::vector<std::string> fetches;
-  for (const Output& d : dxs) {
-    BOOST_REQUIRE_MESSAGE(d.valid(), c.name << ": an x got no gradient");
-    fetches.push_back(d.name());
-  }
-  auto grads = must_run(*session, feeds_of(values), fetches);
+  auto grads = must_run(*session, feeds_of(values), built.dxs);
   auto f_at = [&](const std::vector<std::vector<double>>& vals) {
-    return flat(must_run(*session, feeds_of(vals), {y.name()})[0])[0];
+    return flat(must_run(*session, feeds_of(vals), {built.y})[0])[0];
   };
   const double h = 1e-6;
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -365,27 +381,18 @@ BOOST_AUTO_TEST_CASE(gradient_loops_run_the_forward_iteration_counts) {
   int checked = 0;
   for (const Case& c : cases()) {
     if (!names.count(c.name)) continue;
-    GraphBuilder b;
-    Vars xs;
-    for (size_t i = 0; i < c.shapes.size(); ++i)
-      xs.push_back(b.placeholder(DType::float64, ops::PartialShape{false, c.shapes[i]}, "x" + std::to_string(i)));
-    Output y = c.f(b, xs);
-    Vars dxs = b.gradients({y}, xs);
-    auto built = b.finish();
-    BOOST_REQUIRE_MESSAGE(built.ok(), built.status().to_string());
+    const BuiltCase built = build(c);
     for (const Mode& mode : {modes()[0], modes()[2]}) {
       trace::MemorySink sink;
       actors::SessionOptions o;
       o.events = &sink;
-      auto session = make_session(*built, mode, o);
+      auto session = make_session(built.graph, mode, o);
       actors::Feeds feeds;
-      for (size_t i = 0; i < xs.size(); ++i) {
+      for (size_t i = 0; i < built.xs.size(); ++i) {
         std::vector<double> v(elements(c.shapes[i]), 0.9);
-        feeds.push_back({xs[i].name(), make(c.shapes[i], v)});
+        feeds.push_back({built.xs[i], make(c.shapes[i], v)});
       }
-      std::vector<std::string> fetches;
-      for (const Output& d : dxs) fetches.push_back(d.name());
-      must_run(*session, feeds, fetches);
+      must_run(*session, feeds, built.dxs);
       const trace::Trace t = sink.trace();
       // Iterations per frame instance, by static frame name.
       std::map<uint64_t, int64_t> iterations;
