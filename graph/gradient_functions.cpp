@@ -468,48 +468,36 @@ Status reverse_sequence_grad(C& c) {
 // `source` is the gradient's name scope too.
 std::string source_of(C& c) { return c.scope(); }
 
-Status ta_read_grad(C& c) {
-  TRY(Endpoint g, need_dy(c, 0));
-  TRY(Endpoint handle, c.input(0));
-  TRY(Endpoint index, c.input(1));
-  TRY(Endpoint flow, c.input(2));
-  TRY(std::vector<Endpoint> ga, c.op("TensorArrayGradV3", {handle, flow}, {{"source", source_of(c)}}));
-  TRY(Endpoint w, c.op1("TensorArrayWriteV3", {ga[0], index, g, ga[1]}));
-  c.set(2, w);
-  return ok_status();
+// Read and Gather (handle, index or indices, flow -> value): the gradient
+// is written into the gradient array at the same place by `writer` (Write,
+// Scatter); its flow is the forward flow's gradient.
+GradientFunction ta_read_grad(const char* writer) {
+  return [writer](C& c) -> Status {
+    TRY(Endpoint g, need_dy(c, 0));
+    TRY(Endpoint handle, c.input(0));
+    TRY(Endpoint where, c.input(1));
+    TRY(Endpoint flow, c.input(2));
+    TRY(std::vector<Endpoint> ga, c.op("TensorArrayGradV3", {handle, flow}, {{"source", source_of(c)}}));
+    TRY(Endpoint w, c.op1(writer, {ga[0], where, g, ga[1]}));
+    c.set(2, w);
+    return ok_status();
+  };
 }
 
-Status ta_write_grad(C& c) {
-  TRY(Endpoint flow, need_dy(c, 0));
-  TRY(Endpoint handle, c.input(0));
-  TRY(Endpoint index, c.input(1));
-  TRY(std::vector<Endpoint> ga, c.op("TensorArrayGradV3", {handle, flow}, {{"source", source_of(c)}}));
-  TRY(Endpoint value, c.op1("TensorArrayReadV3", {ga[0], index, ga[1]}, {{"dtype", c.input_type(2)}}));
-  c.set(2, value);
-  c.set(3, flow);
-  return ok_status();
-}
-
-Status ta_gather_grad(C& c) {
-  TRY(Endpoint g, need_dy(c, 0));
-  TRY(Endpoint handle, c.input(0));
-  TRY(Endpoint indices, c.input(1));
-  TRY(Endpoint flow, c.input(2));
-  TRY(std::vector<Endpoint> ga, c.op("TensorArrayGradV3", {handle, flow}, {{"source", source_of(c)}}));
-  TRY(Endpoint w, c.op1("TensorArrayScatterV3", {ga[0], indices, g, ga[1]}));
-  c.set(2, w);
-  return ok_status();
-}
-
-Status ta_scatter_grad(C& c) {
-  TRY(Endpoint flow, need_dy(c, 0));
-  TRY(Endpoint handle, c.input(0));
-  TRY(Endpoint indices, c.input(1));
-  TRY(std::vector<Endpoint> ga, c.op("TensorArrayGradV3", {handle, flow}, {{"source", source_of(c)}}));
-  TRY(Endpoint value, c.op1("TensorArrayGatherV3", {ga[0], indices, ga[1]}, {{"dtype", c.input_type(2)}}));
-  c.set(2, value);
-  c.set(3, flow);
-  return ok_status();
+// Write and Scatter (handle, index or indices, value, flow -> flow): the
+// value's gradient is read back from the gradient array by `reader` (Read,
+// Gather) once the flow's gradient says it was written.
+GradientFunction ta_write_grad(const char* reader) {
+  return [reader](C& c) -> Status {
+    TRY(Endpoint flow, need_dy(c, 0));
+    TRY(Endpoint handle, c.input(0));
+    TRY(Endpoint where, c.input(1));
+    TRY(std::vector<Endpoint> ga, c.op("TensorArrayGradV3", {handle, flow}, {{"source", source_of(c)}}));
+    TRY(Endpoint value, c.op1(reader, {ga[0], where, ga[1]}, {{"dtype", c.input_type(2)}}));
+    c.set(2, value);
+    c.set(3, flow);
+    return ok_status();
+  };
 }
 
 GradientRegistry make_global() {
@@ -714,10 +702,10 @@ GradientRegistry make_global() {
   add("ReverseSequence", reverse_sequence_grad);
 
   // TensorArrays.
-  add("TensorArrayReadV3", ta_read_grad);
-  add("TensorArrayWriteV3", ta_write_grad);
-  add("TensorArrayGatherV3", ta_gather_grad);
-  add("TensorArrayScatterV3", ta_scatter_grad);
+  add("TensorArrayReadV3", ta_read_grad("TensorArrayWriteV3"));
+  add("TensorArrayWriteV3", ta_write_grad("TensorArrayReadV3"));
+  add("TensorArrayGatherV3", ta_read_grad("TensorArrayScatterV3"));
+  add("TensorArrayScatterV3", ta_write_grad("TensorArrayGatherV3"));
 
   for (const char* op :
        {"StopGradient", "Shape", "ShapeN", "Size", "Rank", "ZerosLike", "OnesLike", "Range",
