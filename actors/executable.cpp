@@ -350,6 +350,10 @@ Status Executable::init() {
     item.deref_inputs = ItemList<int>(deref_.data() + deref_start[i], deref_start[i + 1] - deref_start[i]);
   }
   find_skippable_frames();
+  for (FrameLayout& layout : frames_) layout.runs_iterations = true;
+  for (const NodeItem& item : items_)
+    if (item.expensive || item.kind == NodeKind::enter)
+      frames_[static_cast<size_t>(item.frame)].runs_iterations = false;
   return ops::ok_status();
 }
 

@@ -136,6 +136,11 @@ struct FrameLayout {
   // in it, and no Enter of it depends on its own Exits. Such an instance is
   // not started at all (docs/protocol.md, "Dead frame instances").
   bool skip_dead_instances = false;
+  // Every node of the frame is cheap and none enters a child frame: its
+  // iterations run inside the frame actor, one after the other, with no
+  // iteration actors and no messages between frame and iteration
+  // (docs/protocol.md, "Frames that run their iterations").
+  bool runs_iterations = false;
   std::vector<int> sources;     // items ready as soon as an iteration starts
   // Loop-variable (not is_constant) Enters into the frame that feed nodes
   // other than Merges, or Merges through a control edge: those inputs

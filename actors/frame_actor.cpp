@@ -7,6 +7,15 @@
 
 namespace tagflow::actors {
 
+namespace {
+
+// Iteration runs a frame that runs its iterations does per message before
+// it lets the messages behind it in (an abort, a transfer, a timer):
+// ~10-100 µs of a cheap loop.
+constexpr int kRunsPerMessage = 256;
+
+}  // namespace
+
 FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, FrameId frame,
                        Tag tag, caf::actor parent)
     : ActorBase(cfg),
@@ -16,7 +25,8 @@ FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, Frame
       tag0_(std::move(tag)),
       parent_(std::move(parent)),
       layout_(exec_->frame(frame)),
-      exit_live_(layout_.exits.size(), false) {
+      exit_live_(layout_.exits.size(), false),
+      runs_iterations_(layout_.runs_iterations && !step_->iteration_actors) {
   set_trace_ref(frame_ref(step_->context.partition, tag0_.frame_instance()));
   set_taken_sink(step_->context.events, step_->context.step_id);
 }
@@ -34,6 +44,9 @@ void FrameActor::on_exit() {
   invariants_.clear();
   fetches_.clear();
   early_transfers_.clear();
+  idle_states_.clear();
+  runnable_.clear();
+  outbox_.clear();
 }
 
 caf::behavior FrameActor::make_behavior() {
@@ -50,12 +63,84 @@ caf::behavior FrameActor::make_behavior() {
     send(step_->partition, frame_up_atom::value,
          step_->context.step_id, tag0_.frame_instance(), caf::actor_cast<caf::actor>(this));
   // The root frame starts at once; a loop's iteration 0 with its first Enters.
-  if (tag0_.is_root()) start_iteration(0, {});
+  if (tag0_.is_root() && start_iteration(0, {}) && runs_iterations_ && !runnable_.empty()) {
+    resume_sent_ = true;
+    send(this, run_iterations_atom::value);
+  }
   return {
-      [=](enter_atom, ValueBatch& batch) { on_enter(batch); },
+      [=](enter_atom, ValueBatch& batch) {
+        on_enter(batch);
+        run_iterations();
+      },
       [=](report_atom, IterationReport& r) { on_report(r); },
-      [=](transfer_atom, TransferBatch& batch) { on_transfer(batch); },
+      [=](transfer_atom, TransferBatch& batch) {
+        on_transfer(batch);
+        run_iterations();
+      },
+      [=](run_iterations_atom) {
+        resume_sent_ = false;
+        run_iterations();
+      },
   };
+}
+
+void FrameActor::queue(int64_t iteration) {
+  Slot& s = slot(iteration);
+  if (s.queued) return;
+  s.queued = true;
+  runnable_.push_back(iteration);
+}
+
+void FrameActor::deliver_here(int64_t iteration, std::vector<OutValue>& values) {
+  IterationState& state = *slot(iteration).state;
+  for (const OutValue& v : values) {
+    Status s = state.deliver(v.item, v.value, v.dead);
+    if (!s.ok()) return fail(s);
+  }
+  queue(iteration);
+}
+
+// Runs the queued iterations, each until it has nothing ready, and takes
+// what each run produced as that iteration's report. Every delivery to an
+// iteration was counted in its slot (`sent`) before it was made, and a
+// report counts all of them (`received`), so an iteration is retired only
+// after a run that saw everything sent to it, as with iteration actors.
+void FrameActor::run_iterations() {
+  if (running_ || !runs_iterations_) return;
+  running_ = true;
+  int runs = 0;
+  while (!runnable_.empty() && !stopped_) {
+    if (++runs > kRunsPerMessage) {
+      if (!resume_sent_) {
+        resume_sent_ = true;
+        send(this, run_iterations_atom::value);
+      }
+      break;
+    }
+    const int64_t iteration = runnable_.front();
+    runnable_.pop_front();
+    if (iteration < oldest_ || iteration >= oldest_ + static_cast<int64_t>(active_.size())) continue;
+    Slot& s = slot(iteration);
+    s.queued = false;
+    IterationState& state = *s.state;
+    Status status = state.run(step_->context, outbox_);
+    if (!status.ok()) {
+      fail(status);
+      break;
+    }
+    if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state.tag(), outbox_.sends);
+    IterationReport r;
+    r.iteration = iteration;
+    r.next_iterations = std::move(outbox_.next_iterations);
+    r.exits = std::move(outbox_.exits);
+    r.fetches = std::move(outbox_.fetches);
+    outbox_.clear();
+    if (state.has_ready()) queue(iteration);
+    r.quiescent = !state.has_ready() && state.transfers_missing() == 0;
+    r.received = s.sent;
+    on_report(r);
+  }
+  running_ = false;
 }
 
 // A transfer goes to its iteration if it runs, waits if the iteration is
@@ -76,17 +161,32 @@ void FrameActor::on_transfer(TransferBatch& batch) {
     early_transfers_[batch.iteration].push_back(std::move(batch));
     return;
   }
-  ++slot(batch.iteration).sent;
-  send(slot(batch.iteration).actor, transfer_atom::value, std::move(batch));
+  Slot& s = slot(batch.iteration);
+  ++s.sent;
+  if (!runs_iterations_) {
+    send(s.actor, transfer_atom::value, std::move(batch));
+    return;
+  }
+  if (step_->context.events != nullptr)
+    trace_transfers(*step_, *exec_, at(batch.iteration), trace_ref(), batch);
+  for (TransferValue& v : batch.values) {
+    Status status = s.state->receive_transfer(v);
+    if (!status.ok()) return fail(status);
+  }
+  queue(batch.iteration);
 }
 
-void FrameActor::fail(const Status& s) { quit(to_caf_error(s)); }
+void FrameActor::fail(const Status& s) {
+  stopped_ = true;
+  quit(to_caf_error(s));
+}
 
 // Sends values to a started, not yet done iteration (`counted`: the message
 // is already counted in its slot).
 void FrameActor::send_to(int64_t iteration, std::vector<OutValue> values, bool counted) {
   Slot& s = slot(iteration);
   if (!counted) ++s.sent;
+  if (runs_iterations_) return deliver_here(iteration, values);
   if (trace::Sink* sink = step_->context.events) {
     const trace::ActorRef me = frame_ref(step_->context.partition, tag0_.frame_instance());
     const trace::ActorRef to = iteration_ref(step_->context.partition, tag0_.frame_instance(), s.index);
@@ -108,6 +208,30 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
                             exec_->partition(), step_->max_iterations)));
     return false;
   }
+  if (runs_iterations_) {
+    std::unique_ptr<IterationState> state;
+    if (!idle_states_.empty()) {
+      state = std::move(idle_states_.back());
+      idle_states_.pop_back();
+    } else {
+      state = std::make_unique<IterationState>();
+    }
+    state->reset(*exec_, frame_, tag0_.with_iteration(iteration), step_->context);
+    Slot& s = active_.emplace_back();
+    s.sent = 1;
+    s.state = std::move(state);
+    for (OutValue& v : held_dead_) values.push_back(std::move(v));
+    held_dead_.clear();
+    values.insert(values.end(), invariants_.begin(), invariants_.end());
+    if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_started(at(iteration)));
+    deliver_here(iteration, values);
+    if (!early_transfers_.empty() && early_transfers_.begin()->first == iteration) {
+      std::vector<TransferBatch> batches = std::move(early_transfers_.begin()->second);
+      early_transfers_.erase(early_transfers_.begin());
+      for (TransferBatch& b : batches) on_transfer(b);
+    }
+    return !stopped_;
+  }
   caf::actor a;
   int64_t index = 0;
   if (!idle_.empty()) {
@@ -118,7 +242,10 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
     a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this), tag0_.frame_instance(),
                                            index);
   }
-  active_.push_back(Slot{a, index, 1, 0, false});
+  Slot& slot = active_.emplace_back();
+  slot.actor = a;
+  slot.index = index;
+  slot.sent = 1;
   for (OutValue& v : held_dead_) values.push_back(std::move(v));
   held_dead_.clear();
   values.insert(values.end(), invariants_.begin(), invariants_.end());
@@ -191,7 +318,7 @@ void FrameActor::on_report(IterationReport& r) {
                             tag0_.with_iteration(r.iteration).to_string(), exec_->partition())));
     return;
   }
-  if (trace::Sink* sink = step_->context.events) {
+  if (trace::Sink* sink = step_->context.events; sink != nullptr && !runs_iterations_) {
     const trace::ActorRef from = iteration_ref(step_->context.partition, tag0_.frame_instance(), slot(r.iteration).index);
     trace_received(trace::MessageKind::report, r.iteration, r.next_iterations, from);
     trace_received(trace::MessageKind::report, r.iteration, r.exits, from);
@@ -246,7 +373,7 @@ void FrameActor::on_report(IterationReport& r) {
     }
   }
   advance();
-  if (forward >= 0 && !getf(is_terminated_flag)) send_to(forward, std::move(r.next_iterations), true);
+  if (forward >= 0 && !stopped_) send_to(forward, std::move(r.next_iterations), true);
 }
 
 // Retires finished iterations in order, starts a deferred one when the
@@ -257,7 +384,8 @@ void FrameActor::advance() {
     bool inputs_done = oldest_ > 0 || enters_arrived_ == layout_.num_enters;
     if (!(s.quiescent && s.received == s.sent && inputs_done)) break;
     if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_done(at(oldest_)));
-    idle_.emplace_back(std::move(s.actor), s.index);
+    if (s.state) idle_states_.push_back(std::move(s.state));
+    else idle_.emplace_back(std::move(s.actor), s.index);
     active_.pop_front();
     ++oldest_;
     if (deferred_ && static_cast<int64_t>(active_.size()) < layout_.parallel_iterations) {
@@ -271,6 +399,7 @@ void FrameActor::advance() {
 
 void FrameActor::finish() {
   finished_ = true;
+  stopped_ = true;
   if (!early_transfers_.empty()) {
     const auto& [iteration, batches] = *early_transfers_.begin();
     fail(Status(ops::Error::internal,

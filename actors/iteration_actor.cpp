@@ -35,18 +35,15 @@ IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr ste
 }
 
 
-// One message_received event per value (a value in parts: at its last
-// part), by the node it is for.
-void IterationActor::trace_transfers(const TransferBatch& batch) {
-  trace::Sink* sink = step_->context.events;
-  const trace::At at{step_->context.step_id, step_->context.partition, state_.tag().frame_instance(),
-                     state_.iteration()};
+void trace_transfers(const StepShared& step, const Executable& exec, const trace::At& at,
+                     const trace::ActorRef& to, const TransferBatch& batch) {
   for (const TransferValue& v : batch.values) {
     if (v.part + 1 < v.parts) continue;
-    const int recv = exec_->recv_item(v.key);
-    sink->record(trace::message_received(at, trace::MessageKind::transfer, partition_ref(batch.from_partition),
-                                         trace_ref(), recv >= 0 ? exec_->item(recv).node_id : -1, v.key, v.dead,
-                                         transfer_bytes(v)));
+    const int recv = exec.recv_item(v.key);
+    step.context.events->record(trace::message_received(at, trace::MessageKind::transfer,
+                                                        partition_ref(batch.from_partition), to,
+                                                        recv >= 0 ? exec.item(recv).node_id : -1, v.key, v.dead,
+                                                        transfer_bytes(v)));
   }
 }
 
@@ -132,7 +129,10 @@ caf::behavior IterationActor::make_behavior() {
       [=](transfer_atom, TransferBatch& batch) {
         ++received_;  // forwarded, and counted, by the frame
         if (step_->context.events != nullptr)
-          trace_transfers(batch);
+          trace_transfers(*step_, *exec_,
+                          trace::At{step_->context.step_id, step_->context.partition, state_.tag().frame_instance(),
+                                    state_.iteration()},
+                          trace_ref(), batch);
         for (TransferValue& v : batch.values) {
           Status s = state_.receive_transfer(v);
           if (!s.ok()) {

@@ -65,6 +65,7 @@ using unroute_atom = caf::atom_constant<caf::atom("unroute")>;
 using result_atom = caf::atom_constant<caf::atom("result")>;
 using begin_atom = caf::atom_constant<caf::atom("begin")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
+using run_iterations_atom = caf::atom_constant<caf::atom("runiters")>;
 
 // Values crossing between actors of one partition: (item, tensor, dead).
 struct ValueBatch {
@@ -103,6 +104,7 @@ struct StepStart {
   int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   int64_t memory_limit = 0;    // bytes this partition's tensors may hold
   bool strict_merge = false;
+  bool iteration_actors = false;  // SessionOptions::iteration_actors
   // The partitions of the step by index (transfers go to peers[i]), which
   // of them this one is, and where the result goes.
   std::vector<caf::actor> peers;
@@ -165,6 +167,8 @@ struct StepShared {
   // arrival + timeout, checked by frames on every iteration report: a busy
   // loop may keep a single worker from ever running the partition's timer.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Frames run no iterations themselves (SessionOptions::iteration_actors).
+  bool iteration_actors = false;
 };
 
 caf::error to_caf_error(const Status& s);
@@ -248,7 +252,7 @@ typename Inspector::result_type inspect(Inspector& f, TransferBatch& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepStart& x) {
   return f(caf::meta::type_name("tagflow.step_start"), x.step_id, x.feeds, x.timeout, x.max_iterations,
-           x.memory_limit, x.strict_merge, x.peers, x.partition_index, x.coordinator);
+           x.memory_limit, x.strict_merge, x.iteration_actors, x.peers, x.partition_index, x.coordinator);
 }
 
 template <class Inspector>

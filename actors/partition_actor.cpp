@@ -159,6 +159,7 @@ StepPtr PartitionActor::make_step(StepStart& start) {
   step->context.partition = start.partition_index;
   step->context.resources = env_.resources.get();
   step->context.strict_merge = start.strict_merge;
+  step->iteration_actors = start.iteration_actors;
   step->memory = std::make_shared<ops::MemoryBudget>(start.memory_limit);
   step->context.memory = step->memory.get();
   step->max_iterations = start.max_iterations;

@@ -192,6 +192,7 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
                                                        limits::kMaxFrameDepth, limits::kDefaultMaxFrameDepth));
   TF_ASSIGN_OR_RETURN(o.memory_limit, resolve_memory_limit(o.memory_limit, config));
   o.strict_merge = o.strict_merge || config.strict_merge();
+  o.iteration_actors = o.iteration_actors || config.iteration_actors();
   return o;
 }
 
@@ -472,6 +473,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     s.max_iterations = *impl_->options.max_iterations;
     s.memory_limit = *impl_->options.memory_limit;
     s.strict_merge = impl_->options.strict_merge;
+    s.iteration_actors = impl_->options.iteration_actors;
     s.feeds.resize(feeds.size());
     for (size_t f = 0; f < feeds.size(); ++f)
       if (p->reads_feed[i][f]) s.feeds[f] = feeds[f].second;

@@ -91,6 +91,8 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
   add_option<std::vector<std::string>>(custom_options_, "devices",
                                       "full names of the devices graphs are placed on");
   add_option<bool>(custom_options_, "strict-merge", "a second live input of a Merge is an error, not ignored");
+  add_option<bool>(custom_options_, "iteration-actors",
+                   "every loop iteration runs in an actor of its own, also in frames that run their iterations");
   add_option<int64_t>(custom_options_, "max-iterations", "iterations per frame instance; 0: no limit");
   add_option<int64_t>(custom_options_, "max-nodes", "nodes a graph may have, functional ops lowered");
   add_option<int64_t>(custom_options_, "max-frame-depth", "how deep frames may nest");
@@ -147,6 +149,7 @@ std::vector<std::string> SessionConfig::task_devices() const {
 }
 
 bool SessionConfig::strict_merge() const { return caf::get_or(content, "tagflow.strict-merge", false); }
+bool SessionConfig::iteration_actors() const { return caf::get_or(content, "tagflow.iteration-actors", false); }
 
 std::string SessionConfig::source_of(const std::string& key) const {
   auto it = sources_.find(key);

@@ -38,6 +38,10 @@ using ExecPtr = std::shared_ptr<const Executable>;
 // invariants to every iteration; forwards live Exit values to the parent at
 // once and dead ones when the frame is done; reports frame_done and quits.
 // The root frame's parent is the partition, which gets step_result.
+// A frame whose layout `runs_iterations` keeps its iterations' states
+// itself instead: what would be a message to an iteration actor is a call,
+// and an iteration's report is taken as it runs (docs/protocol.md, "Frames
+// that run their iterations").
 class FrameActor : public ActorBase {
  public:
   FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, FrameId frame, Tag tag,
@@ -55,6 +59,10 @@ class FrameActor : public ActorBase {
     int64_t sent = 0;      // messages sent to it for this iteration
     int64_t received = 0;  // as last reported
     bool quiescent = false;
+    // A frame that runs its iterations: the iteration's state (no actor),
+    // and whether it is among the iterations to run.
+    std::unique_ptr<IterationState> state;
+    bool queued = false;
   };
 
   void on_enter(ValueBatch& batch);
@@ -64,6 +72,12 @@ class FrameActor : public ActorBase {
   bool start_iteration(int64_t iteration, std::vector<OutValue> values);
   void advance();
   void finish();
+  // A frame that runs its iterations: hands values to one, queues it, and
+  // runs queued iterations until none is left or it is time to let other
+  // messages in.
+  void deliver_here(int64_t iteration, std::vector<OutValue>& values);
+  void queue(int64_t iteration);
+  void run_iterations();
   void fail(const Status& s);
   Slot& slot(int64_t iteration) { return active_[static_cast<size_t>(iteration - oldest_)]; }
   trace::At at(int64_t iteration) const;
@@ -91,6 +105,17 @@ class FrameActor : public ActorBase {
   // Transfers for iterations not started yet, by iteration.
   std::map<int64_t, std::vector<TransferBatch>> early_transfers_;
   bool finished_ = false;
+  // Failed or finished: quit() takes effect only after the message handler
+  // returns, so what is left of the handler checks this instead.
+  bool stopped_ = false;
+  // A frame that runs its iterations (layout_.runs_iterations, unless the
+  // step wants iteration actors).
+  bool runs_iterations_ = false;
+  std::vector<std::unique_ptr<IterationState>> idle_states_;
+  std::deque<int64_t> runnable_;  // iterations with work, in order
+  Outbox outbox_;
+  bool running_ = false;          // inside run_iterations()
+  bool resume_sent_ = false;      // a resume message to itself is on its way
 };
 
 // Computes jobs of the kernel batches that iterations hand out: claims jobs
@@ -112,6 +137,11 @@ class KernelWorker : public ActorBase {
 // is busy computing jobs of the batch itself. The owner gets `computed`.
 void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
               const caf::actor& owner);
+
+// One message_received event per transferred value (a value in parts: at
+// its last part), recorded by `to` for the iteration at `at`.
+void trace_transfers(const StepShared& step, const Executable& exec, const trace::At& at,
+                     const trace::ActorRef& to, const TransferBatch& batch);
 
 // Sends the values of an iteration's _Sends to the peer partitions of their
 // _Recvs, one TransferBatch per peer, tagged with the iteration's frame
@@ -135,7 +165,6 @@ class IterationActor : public ActorBase {
   void flush();  // sends what the last run produced
   bool take_enters(FrameId frame, ValueBatch& batch);
   void trace_received(trace::MessageKind kind, const std::vector<OutValue>& values, const trace::ActorRef& from);
-  void trace_transfers(const TransferBatch& batch);
 
   ExecPtr exec_;
   StepPtr step_;

@@ -19,12 +19,18 @@ struct Mode {
   const char* name;
   bool deterministic;
   int threads;
+  // Every loop iteration in an actor of its own, also where a frame would
+  // run its iterations itself (SessionOptions::iteration_actors).
+  bool iteration_actors = false;
 };
 
 // Every test that runs steps runs them in each of these.
 inline std::vector<Mode> modes() {
-  return {{"deterministic", true, 1}, {"1 thread", false, 1}, {"2 threads", false, 2},
-          {"4 threads", false, 4}};
+  return {{"deterministic", true, 1},
+          {"1 thread", false, 1},
+          {"2 threads", false, 2},
+          {"4 threads", false, 4},
+          {"2 threads, iteration actors", false, 2, true}};
 }
 
 inline graph::Graph load_corpus(const std::string& file) {
@@ -37,6 +43,7 @@ inline std::unique_ptr<actors::Session> make_session(graph::Graph g, const Mode&
                                                 actors::SessionOptions o = {}) {
   o.deterministic = m.deterministic;
   o.threads = m.threads;
+  o.iteration_actors = o.iteration_actors || m.iteration_actors;
   auto s = actors::Session::create(std::move(g), o);
   if (!s.ok()) throw std::runtime_error(s.status().to_string());
   return std::move(s).value();

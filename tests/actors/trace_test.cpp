@@ -1,4 +1,5 @@
 #include <boost/test/unit_test.hpp>
+#include <map>
 
 #include "test_graphs.hpp"
 #include "trace_harness.hpp"
@@ -60,7 +61,9 @@ BOOST_AUTO_TEST_CASE(a_counting_loop_runs_each_iteration_once_and_in_order) {
 
 BOOST_AUTO_TEST_CASE(the_deterministic_trace_is_an_exact_message_sequence) {
   std::string text = int_const("start", 0) + int_const("n", 1) + counting_loop("w", "start", "n", 1);
-  Trace t = trace_step(parse(text), modes()[0], {}, {"w/Exit"});
+  Mode actors = modes()[0];
+  actors.iteration_actors = true;
+  Trace t = trace_step(parse(text), actors, {}, {"w/Exit"});
   std::vector<std::string> seen;
   for (const Event& e : t.events())
     if (e.kind == Kind::message_received && e.instance != 0) seen.push_back(received_line(t, e));
@@ -85,6 +88,26 @@ BOOST_AUTO_TEST_CASE(the_deterministic_trace_is_an_exact_message_sequence) {
       "frame w <- report",
   };
   BOOST_TEST(seen == want, boost::test_tools::per_element());
+  BOOST_TEST(violations(t) == "");
+}
+
+// The same loop in a frame that runs its iterations: its only messages are
+// the Enter values; both iterations start and end in order, every node of
+// the frame runs in each of them.
+BOOST_AUTO_TEST_CASE(a_frame_that_runs_its_iterations_takes_only_the_enter_messages) {
+  std::string text = int_const("start", 0) + int_const("n", 1) + counting_loop("w", "start", "n", 1);
+  Trace t = trace_step(parse(text), modes()[0], {}, {"w/Exit"});
+  std::vector<std::string> seen;
+  for (const Event& e : t.events())
+    if (e.kind == Kind::message_received && e.instance != 0) seen.push_back(received_line(t, e));
+  const std::vector<std::string> want = {"frame w <- enter w/limit", "frame w <- enter w/Enter"};
+  BOOST_TEST(seen == want, boost::test_tools::per_element());
+  BOOST_TEST(iterations_per_frame_instance(t)["w"] == 2);
+  std::map<int64_t, int> ran;  // node runs of the loop frame, by iteration
+  for (const Event& e : t.events())
+    if (e.kind == Kind::node_ran && e.instance != 0) ++ran[e.iteration];
+  BOOST_TEST(ran.size() == 2u);
+  BOOST_TEST(ran[0] == ran[1]);
   BOOST_TEST(violations(t) == "");
 }
 
