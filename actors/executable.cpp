@@ -246,6 +246,7 @@ Status Executable::init() {
     item.num_outputs = graph_.num_outputs(id);
     item.frame = control_flow_.frame_of[static_cast<size_t>(id)];
     item.expensive = is_expensive_op(node.op);
+    if (item.expensive) ++num_expensive_;
     if (item.kind == NodeKind::ordinary) {
       ops::KernelInit init{node.name, node.attrs, node.input_types, node.output_types};
       auto kernel = node.def->make_kernel(init);
@@ -259,6 +260,7 @@ Status Executable::init() {
       item.index = index == nullptr ? 0 : static_cast<int>(*index);
       if (item.kind == NodeKind::arg) num_args_ = std::max(num_args_, item.index + 1);
       else num_retvals_ = std::max(num_retvals_, item.index + 1);
+      if (item.kind == NodeKind::retval) retvals_.push_back(id);
       if (item.frame != graph::kRootFrame)
         return Status(ops::Error::invalid_argument,
                       fmt::format("node '{}' on partition {}: feeds and fetches must be in the "

@@ -191,6 +191,9 @@ class Executable {
   const std::string& partition() const { return partition_; }
   int num_args() const { return num_args_; }
   int num_retvals() const { return num_retvals_; }
+  const std::vector<int>& retvals() const { return retvals_; }  // _Retval items
+  // Nodes worth handing to a kernel worker (NodeItem::expensive).
+  int num_expensive() const { return num_expensive_; }
   bool has_control_flow() const { return frames_.size() > 1; }
   bool has_recvs() const { return num_recvs_ > 0; }
   // Bytes of what the Executable adds to its graph: items, edge and input
@@ -215,6 +218,8 @@ class Executable {
   std::string partition_;
   int num_args_ = 0;
   int num_retvals_ = 0;
+  std::vector<int> retvals_;
+  int num_expensive_ = 0;
   int num_recvs_ = 0;
   std::unordered_map<uint64_t, int> recv_by_key_;
   mutable std::once_flag names_once_;

@@ -32,8 +32,6 @@ PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
     : ActorBase(cfg), exec_(std::move(exec)), env_(std::move(env)), fetch_names_(std::move(fetch_names)) {
   set_trace_ref(partition_ref(env_.index));
   set_taken_sink(env_.events, 0);
-  for (const NodeItem& item : exec_->items())
-    if (item.kind == NodeKind::retval) retval_indices_.push_back(item.index);
 }
 
 void PartitionActor::on_exit() {
@@ -130,26 +128,29 @@ void PartitionActor::on_transfer(TransferBatch& batch) {
 
 // The fetches this partition holds, at their positions among the step's
 // fetches; the other partitions fill the rest.
-StepWaiter::Result PartitionActor::collect(const StepShared& step,
-                                           std::vector<OutValue>& fetches) const {
-  std::vector<ops::Tensor> out(fetch_names_.size());
+StepWaiter::Result collect_fetches(const Executable& exec, const std::vector<std::string>& fetch_names,
+                                   uint64_t step_id, std::vector<OutValue>& fetches) {
+  std::vector<ops::Tensor> out(fetch_names.size());
   for (OutValue& v : fetches) {
-    const NodeItem& item = exec_->item(v.item);
-    const std::string& name = fetch_names_[static_cast<size_t>(item.index)];
+    const NodeItem& item = exec.item(v.item);
+    const std::string& name = fetch_names[static_cast<size_t>(item.index)];
     if (v.dead)
       return Status(ops::Error::dead_value,
                     fmt::format("fetch '{}' is dead at tag / on partition {}: it lies on a branch "
                                 "that was not taken",
-                                name, exec_->partition()));
+                                name, exec.partition()));
     out[static_cast<size_t>(item.index)] = std::move(v.value);
   }
-  for (int index : retval_indices_)
-    if (!out[static_cast<size_t>(index)].valid())
+  for (int retval : exec.retvals())
+    if (const NodeItem& item = exec.item(retval); !out[static_cast<size_t>(item.index)].valid())
       return Status(ops::Error::internal,
-                    fmt::format("step {} ended on partition {} without a value for fetch '{}'",
-                                step.context.step_id, exec_->partition(),
-                                fetch_names_[static_cast<size_t>(index)]));
+                    fmt::format("step {} ended on partition {} without a value for fetch '{}'", step_id,
+                                exec.partition(), fetch_names[static_cast<size_t>(item.index)]));
   return out;
+}
+
+StepWaiter::Result PartitionActor::collect(const StepShared& step, std::vector<OutValue>& fetches) const {
+  return collect_fetches(*exec_, fetch_names_, step.context.step_id, fetches);
 }
 
 StepPtr PartitionActor::make_step(StepStart& start) {

@@ -33,6 +33,12 @@ struct PartitionEnv {
   bool mutant_drop_early_transfers = false;  // SessionOptions::ProtocolMutant (tests)
 };
 
+// The fetched values of a partition's step, at their positions among the
+// step's `fetch_names` (invalid elsewhere), or the error naming a dead
+// fetch or one that got no value.
+StepWaiter::Result collect_fetches(const Executable& exec, const std::vector<std::string>& fetch_names,
+                                   uint64_t step_id, std::vector<OutValue>& fetches);
+
 class PartitionActor : public ActorBase {
  public:
   PartitionActor(caf::actor_config& cfg, ExecPtr exec, std::vector<std::string> fetch_names,
@@ -78,7 +84,6 @@ class PartitionActor : public ActorBase {
   // Where each step's result goes, by step id.
   std::map<uint64_t, caf::actor> coordinators_;
   std::vector<std::string> fetch_names_;
-  std::vector<int> retval_indices_;  // the fetches this partition holds
   std::map<uint64_t, Running> running_;  // by step id
   std::map<uint64_t, Route> routes_;     // by step id
   // Steps start here in the order of their ids (the session sends them so),

@@ -39,6 +39,14 @@ struct Prepared {
   // By partition: the feeds it reads (the others are not sent to it).
   std::vector<std::vector<bool>> reads_feed;
   bool remote = false;  // some partition runs on another task
+  // A step run on the caller's thread (Session::run): one partition of this
+  // process, no control flow, no transfers, at most one expensive node,
+  // no events; set when the step may run so. Its fetch names, and the
+  // iteration states callers take turns with (one each while they run).
+  std::shared_ptr<ops::ResourceManager> direct_resources;
+  std::vector<std::string> fetch_names;
+  mutable std::mutex direct_mu;
+  mutable std::vector<std::unique_ptr<IterationState>> direct_states;
 };
 
 // The feeds `exec` reads, by position among the step's `n` feeds.
@@ -330,8 +338,63 @@ struct Session::Impl {
       }
       p->partitions.push_back(std::move(actor).value());
     }
+    const Executable& first = *p->execs[0];
+    if (p->execs.size() == 1 && !p->remote && !first.has_control_flow() && !first.has_recvs() &&
+        first.num_expensive() <= 1 && options.events == nullptr && !options.deterministic &&
+        options.timeout.count() == 0 && !options.iteration_actors) {
+      p->direct_resources = resources_of(p->partition_devices[0]);
+      p->fetch_names = sg.fetches;
+    }
     prepared.emplace(sig, p);
     return std::shared_ptr<const Prepared>(p);
+  }
+
+  // A step on the caller's thread: the partition's root iteration runs here
+  // as its partition actor would run it (PartitionActor::run_inline), with
+  // nothing to wait for — no kernel batches, transfers or child frames.
+  StepWaiter::Result run_direct(const Prepared& p, const Feeds& feeds) {
+    const Executable& exec = *p.execs[0];
+    uint64_t step_id = 0;
+    {
+      std::lock_guard<std::mutex> starting(start_mu);
+      step_id = next_step++;
+    }
+    std::vector<ops::Tensor> feed_values(feeds.size());
+    for (size_t f = 0; f < feeds.size(); ++f)
+      if (p.reads_feed[0][f]) feed_values[f] = feeds[f].second;
+    auto memory = std::make_shared<ops::MemoryBudget>(*options.memory_limit);
+    StepContext ctx;
+    ctx.step_id = step_id;
+    ctx.feeds = &feed_values;
+    ctx.resources = p.direct_resources.get();
+    ctx.partition = 0;
+    ctx.memory = memory.get();
+    ctx.strict_merge = options.strict_merge;
+    std::unique_ptr<IterationState> state;
+    {
+      std::lock_guard<std::mutex> lock(p.direct_mu);
+      if (!p.direct_states.empty()) {
+        state = std::move(p.direct_states.back());
+        p.direct_states.pop_back();
+      }
+    }
+    if (!state) state = std::make_unique<IterationState>();
+    state->reset(exec, graph::kRootFrame, Tag(), ctx);
+    Outbox out;
+    std::vector<OutValue> fetches;
+    Status s;
+    do {
+      s = state->run(ctx, out);
+      for (OutValue& v : out.fetches) fetches.push_back(std::move(v));
+      out.clear();
+    } while (s.ok() && state->has_ready());
+    p.direct_resources->end_step(step_id);
+    {
+      std::lock_guard<std::mutex> lock(p.direct_mu);
+      p.direct_states.push_back(std::move(state));
+    }
+    if (!s.ok()) return s;
+    return collect_fetches(exec, p.fetch_names, step_id, fetches);
   }
 
   // Variables, stacks and TensorArrays live on one device for the whole
@@ -460,6 +523,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   }
   for (size_t i = 0; i < feeds.size(); ++i)
     TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
+  if (p->direct_resources) return impl_->run_direct(*p, feeds);
   const size_t n = p->partitions.size();
   auto waiter = std::make_shared<StepWaiter>(static_cast<int>(n));
   StepPlan plan;

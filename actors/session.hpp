@@ -77,11 +77,13 @@ struct SessionOptions {
   // configuration's `tagflow.strict-merge` sets it too); by default the
   // first live input wins and later ones are ignored, as in TensorFlow.
   bool strict_merge = false;
-  // Every loop iteration runs in an iteration actor of its own. By default
-  // a frame whose nodes are all cheap and which has no child frame runs its
+  // No shortcut past the actors: every step goes through its partition
+  // actors and every loop iteration runs in an iteration actor of its own.
+  // By default a step of one local partition without control flow, transfers
+  // or more than one expensive node runs on the caller's thread, and a frame
+  // whose nodes are all cheap and which has no child frame runs its
   // iterations itself, with no message per iteration (docs/protocol.md,
-  // "Frames that run their iterations"); the configuration's
-  // `tagflow.iteration-actors` sets it too.
+  // "Shortcuts"); the configuration's `tagflow.iteration-actors` sets it too.
   bool iteration_actors = false;
   // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`
   // for tagflow's own keys) read into the session's actor system after the
