@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -22,9 +23,11 @@ double time_once(F&& f) {
   return seconds_since(t0);
 }
 
-// Median of `reps` timings of f(), in seconds.
+// Median of `reps` timings of f(), in seconds; TAGFLOW_BENCH_REPS, when
+// set, replaces `reps` (more repetitions for a profiler to sample).
 template <class F>
 double median_seconds(int reps, F&& f) {
+  if (const char* env = std::getenv("TAGFLOW_BENCH_REPS")) reps = std::max(1, std::atoi(env));
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) t.push_back(time_once(f));
   std::sort(t.begin(), t.end());

@@ -3,7 +3,8 @@
 //   executor_bench chain    [N]        10^5 chained scalar Adds: ns per node
 //   executor_bench loop     [N...]     while i < n: i += 1: µs per iteration
 //   executor_bench matmul   [N]        loop with a 64x64 MatMul body vs Eigen
-//   executor_bench split    [N]        loops with the body on another device vs one partition
+//   executor_bench split    [N [WHAT]] loops with the body on another device vs one partition
+//                                      (WHAT: only the loops whose description has it, e.g. MatMul)
 //   executor_bench parallel [N]        ~20 µs independent body, P = 1 vs 10
 //   executor_bench wide     [N]        N independent MatMuls, 1 vs 2 threads
 //   executor_bench step     [N]        Session::run of a one-node graph
@@ -193,6 +194,7 @@ std::unique_ptr<actors::Session> placed_session(const std::string& text,
   actors::SessionOptions o;
   o.num_devices = 2;
   if (const char* env = std::getenv("TAGFLOW_BENCH_THREADS")) o.threads = std::atoi(env);
+  if (const char* config = std::getenv("TAGFLOW_BENCH_CONFIG")) o.config_file = config;
   auto s = actors::Session::create(
       tagflow::bench::with_body_on(text, on_second, "/job:localhost/replica:0/task:0/device:CPU:1"), o);
   if (!s.ok()) {
@@ -202,8 +204,9 @@ std::unique_ptr<actors::Session> placed_session(const std::string& text,
   return std::move(s).value();
 }
 
-void split(int n) {
+void split(int n, const std::string& only) {
   for (const tagflow::bench::SplitLoop& k : tagflow::bench::split_loops(n)) {
+    if (!only.empty() && std::string(k.what).find(only) == std::string::npos) continue;
     actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(k.n)}};
     auto one = placed_session(k.text, {});
     auto two = placed_session(k.text, k.body);
@@ -387,7 +390,7 @@ int main(int argc, char** argv) {
     if (sizes.empty()) sizes = {1000, 10000, 100000, 1000000};
     loop(sizes);
   } else if (what == "matmul") matmul(arg(1000));
-  else if (what == "split") split(arg(20000));
+  else if (what == "split") split(arg(20000), argc > 3 ? argv[3] : "");
   else if (what == "parallel") parallel(arg(1000));
   else if (what == "wide") wide(arg(1000));
   else if (what == "step") step(arg(10000));
@@ -399,7 +402,7 @@ int main(int argc, char** argv) {
     chain(100000);
     loop({1000, 10000, 100000, 1000000});
     matmul(1000);
-    split(20000);
+    split(20000, "");
     parallel(1000);
     wide(1000);
     step(10000);
