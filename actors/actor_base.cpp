@@ -51,6 +51,7 @@ trace::MessageKind message_kind(const caf::type_erased_tuple& m) {
   if (m.empty() || !m.match_element<caf::atom_value>(0)) return K::other;
   switch (static_cast<uint64_t>(m.get_as<caf::atom_value>(0))) {
     case static_cast<uint64_t>(caf::atom("transfer")): return K::transfer;
+    case static_cast<uint64_t>(caf::atom("transfers")): return K::transfer;
     case static_cast<uint64_t>(caf::atom("enter")): return K::enter;
     case static_cast<uint64_t>(caf::atom("deliver")): return K::deliver;
     case static_cast<uint64_t>(caf::atom("start")): return K::start;

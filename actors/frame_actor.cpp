@@ -77,6 +77,13 @@ caf::behavior FrameActor::make_behavior() {
         on_transfer(batch);
         run_iterations();
       },
+      [=](transfers_atom, TransferBatches& batches) {
+        for (TransferBatch& batch : batches.batches) {
+          if (stopped_) return;
+          on_transfer(batch);
+        }
+        run_iterations();
+      },
       [=](run_iterations_atom) {
         resume_sent_ = false;
         run_iterations();
@@ -128,7 +135,7 @@ void FrameActor::run_iterations() {
       fail(status);
       break;
     }
-    if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state.tag(), outbox_.sends);
+    if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state.tag(), outbox_.sends, &held_transfers_);
     IterationReport r;
     r.iteration = iteration;
     r.next_iterations = std::move(outbox_.next_iterations);
@@ -140,6 +147,7 @@ void FrameActor::run_iterations() {
     r.received = s.sent;
     on_report(r);
   }
+  if (!stopped_ || finished_) flush_transfers(this, *step_, held_transfers_);
   running_ = false;
 }
 

@@ -160,23 +160,30 @@ void IterationActor::run_and_report() {
 
 namespace {
 
-void send_transfer(ActorBase* self, const StepShared& step, const Tag& tag, int peer,
-                   TransferBatch&& batch) {
+void stamp(TransferBatch& batch, const StepShared& step, const Tag& tag) {
   batch.step_id = step.context.step_id;
   batch.instance = tag.frame_instance();
   batch.iteration = tag.iteration();
   batch.from_partition = step.partition_index;
-  // Straight to the peer's frame instance once the peer announced it;
-  // through the peer partition, which finds it, until then.
-  caf::actor frame = step.routes ? step.routes->find(peer, batch.instance) : caf::actor();
-  const caf::actor& to = frame ? frame : step.peers[static_cast<size_t>(peer)];
-  self->send(to, transfer_atom::value, std::move(batch));
+}
+
+// Straight to the peer's frame instance once the peer announced it;
+// through the peer partition, which finds it, until then.
+caf::actor destination(const StepShared& step, int peer, FrameInstanceId instance) {
+  caf::actor frame = step.routes ? step.routes->find(peer, instance) : caf::actor();
+  return frame ? frame : step.peers[static_cast<size_t>(peer)];
+}
+
+void send_transfer(ActorBase* self, const StepShared& step, const Tag& tag, int peer,
+                   TransferBatch&& batch) {
+  stamp(batch, step, tag);
+  self->send(destination(step, peer, batch.instance), transfer_atom::value, std::move(batch));
 }
 
 }  // namespace
 
 void send_transfers(ActorBase* self, const StepShared& step, const Executable& exec,
-                    const Tag& tag, std::vector<OutValue>& sends) {
+                    const Tag& tag, std::vector<OutValue>& sends, HeldTransfers* held) {
   std::map<int, TransferBatch> by_peer;
   for (OutValue& v : sends) {
     const NodeItem& item = exec.item(v.item);
@@ -211,8 +218,25 @@ void send_transfers(ActorBase* self, const StepShared& step, const Executable& e
     }
   }
   sends.clear();
-  for (auto& [peer, batch] : by_peer)
-    if (!batch.values.empty()) send_transfer(self, step, tag, peer, std::move(batch));
+  for (auto& [peer, batch] : by_peer) {
+    if (batch.values.empty()) continue;
+    if (held == nullptr) {
+      send_transfer(self, step, tag, peer, std::move(batch));
+      continue;
+    }
+    stamp(batch, step, tag);
+    held->by_peer[peer].push_back(std::move(batch));
+  }
+}
+
+void flush_transfers(ActorBase* self, const StepShared& step, HeldTransfers& held) {
+  for (auto& [peer, batches] : held.by_peer) {
+    if (batches.empty()) continue;
+    const caf::actor to = destination(step, peer, batches.front().instance);
+    if (batches.size() == 1) self->send(to, transfer_atom::value, std::move(batches.front()));
+    else self->send(to, transfers_atom::value, TransferBatches{std::move(batches)});
+    batches.clear();
+  }
 }
 
 // For a child frame that skips dead instances: holds the Enter values

@@ -10,6 +10,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<ValueBatch>("tagflow.value_batch");
   cfg.add_message_type<IterationReport>("tagflow.iteration_report");
   cfg.add_message_type<TransferBatch>("tagflow.transfer_batch");
+  cfg.add_message_type<TransferBatches>("tagflow.transfer_batches");
   cfg.add_message_type<StepStart>("tagflow.step_start");
   cfg.add_message_type<StepResult>("tagflow.step_result");
   cfg.add_message_type<std::shared_ptr<KernelBatch>>("tagflow.kernel_batch");

@@ -66,6 +66,7 @@ using result_atom = caf::atom_constant<caf::atom("result")>;
 using begin_atom = caf::atom_constant<caf::atom("begin")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using run_iterations_atom = caf::atom_constant<caf::atom("runiters")>;
+using transfers_atom = caf::atom_constant<caf::atom("transfers")>;
 
 // Values crossing between actors of one partition: (item, tensor, dead).
 struct ValueBatch {
@@ -90,6 +91,13 @@ struct TransferBatch {
   int64_t iteration = 0;
   int32_t from_partition = 0;
   std::vector<TransferValue> values;
+};
+
+// Transfers of several iterations of one frame instance for one peer, sent
+// together by a frame that runs its iterations (docs/protocol.md, "Frames
+// that run their iterations"); taken as if each batch came alone.
+struct TransferBatches {
+  std::vector<TransferBatch> batches;
 };
 
 // What a partition needs to run one step: everything but what belongs to
@@ -247,6 +255,11 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TransferBatch& x) {
   return f(caf::meta::type_name("tagflow.transfer_batch"), x.step_id, x.instance, x.iteration,
            x.from_partition, x.values);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, TransferBatches& x) {
+  return f(caf::meta::type_name("tagflow.transfer_batches"), x.batches);
 }
 
 template <class Inspector>

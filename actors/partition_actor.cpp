@@ -313,6 +313,9 @@ caf::behavior PartitionActor::make_behavior() {
         else run_inline();
       },
       [=](transfer_atom, TransferBatch& batch) { on_transfer(batch); },
+      [=](transfers_atom, TransferBatches& batches) {
+        for (TransferBatch& batch : batches.batches) on_transfer(batch);
+      },
       [=](frame_up_atom, uint64_t step_id, FrameInstanceId instance, caf::actor& frame) {
         if (running_.count(step_id) == 0) return;  // the step already ended here
         Route& route = routes_[step_id];

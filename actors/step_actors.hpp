@@ -32,6 +32,12 @@ inline trace::ActorRef iteration_ref(int32_t partition, FrameInstanceId instance
 using StepPtr = std::shared_ptr<const StepShared>;
 using ExecPtr = std::shared_ptr<const Executable>;
 
+// Transfers a frame that runs its iterations holds until it has run what
+// it could, then sends as one message per peer.
+struct HeldTransfers {
+  std::map<int, std::vector<TransferBatch>> by_peer;
+};
+
 // One frame instance. Starts iteration 0 at once; spawns iteration n+1 on
 // the first live NextIteration out of n (deferred while parallel_iterations
 // are outstanding), reusing the actors of finished iterations; hands loop
@@ -114,6 +120,7 @@ class FrameActor : public ActorBase {
   std::vector<std::unique_ptr<IterationState>> idle_states_;
   std::deque<int64_t> runnable_;  // iterations with work, in order
   Outbox outbox_;
+  HeldTransfers held_transfers_;  // of the runs of one run_iterations()
   bool running_ = false;          // inside run_iterations()
   bool resume_sent_ = false;      // a resume message to itself is on its way
 };
@@ -145,9 +152,13 @@ void trace_transfers(const StepShared& step, const Executable& exec, const trace
 
 // Sends the values of an iteration's _Sends to the peer partitions of their
 // _Recvs, one TransferBatch per peer, tagged with the iteration's frame
-// instance and iteration; empties `sends`.
+// instance and iteration; empties `sends`. With `held`, the batches of
+// small values wait there for flush_transfers.
 void send_transfers(ActorBase* self, const StepShared& step, const Executable& exec,
-                    const Tag& tag, std::vector<OutValue>& sends);
+                    const Tag& tag, std::vector<OutValue>& sends, HeldTransfers* held = nullptr);
+// Sends what `held` holds: a peer's one batch as a `transfer`, several as
+// one `transfers` message.
+void flush_transfers(ActorBase* self, const StepShared& step, HeldTransfers& held);
 
 // One iteration of one frame instance; reused for a later iteration of the
 // same frame instance once its frame says it is done.

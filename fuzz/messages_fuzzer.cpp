@@ -1,6 +1,6 @@
 // libFuzzer harness: the bytes a peer process could send, read as each
 // message type that crosses the partition boundary (StepStart, StepResult,
-// TransferBatch, PartitionSpec, Tensor, Tag) by CAF's binary deserialiser
+// TransferBatch, TransferBatches, PartitionSpec, Tensor, Tag) by CAF's binary deserialiser
 // in an actor system with the middleman, as a worker reads them. Reading
 // may fail; it must never crash, hang or allocate more than the bytes
 // allow. The first byte picks the type. Seeds: fuzz/corpus/messages,
@@ -102,12 +102,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   caf::actor_system& sys = system_of_fuzzer();
   const char* bytes = reinterpret_cast<const char*>(data) + 1;
   const size_t n = size - 1;
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0: read_as<actors::TransferBatch>(sys, bytes, n); break;
     case 1: read_as<actors::StepStart>(sys, bytes, n); break;
     case 2: read_as<actors::StepResult>(sys, bytes, n); break;
     case 3: read_as<net::PartitionSpec>(sys, bytes, n); break;
     case 4: read_as<ops::Tensor>(sys, bytes, n); break;
+    case 5: read_as<actors::TransferBatches>(sys, bytes, n); break;
     default: read_as<actors::Tag>(sys, bytes, n); break;
   }
   return 0;
