@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,23 @@ double median_seconds(int reps, F&& f) {
   for (int i = 0; i < reps; ++i) t.push_back(time_once(f));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// Medians of each function's timings, the functions taking turns `reps`
+// times (after one untimed warm-up run each), so that the machine's drift
+// slows them alike; TAGFLOW_BENCH_REPS, when set, replaces `reps`.
+inline std::vector<double> interleaved_medians(int reps, const std::vector<std::function<void()>>& fs) {
+  if (const char* env = std::getenv("TAGFLOW_BENCH_REPS")) reps = std::max(1, std::atoi(env));
+  std::vector<std::vector<double>> t(fs.size());
+  for (const auto& f : fs) f();
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < fs.size(); ++i) t[i].push_back(time_once(fs[i]));
+  std::vector<double> medians;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    medians.push_back(v[v.size() / 2]);
+  }
+  return medians;
 }
 
 // Peak resident set size of this process so far, in MiB (VmHWM).

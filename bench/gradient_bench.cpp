@@ -61,20 +61,6 @@ std::vector<Tensor> run_or_die(actors::Session& s, const actors::Feeds& feeds,
   return std::move(r).value();
 }
 
-// Medians of each function's timings, the functions taking turns `reps`
-// times (after one untimed warm-up run each, which prepares the step).
-std::vector<double> interleaved_medians(int reps, const std::vector<std::function<void()>>& fs) {
-  std::vector<std::vector<double>> t(fs.size());
-  for (const auto& f : fs) f();
-  for (int r = 0; r < reps; ++r)
-    for (size_t i = 0; i < fs.size(); ++i) t[i].push_back(bench::time_once(fs[i]));
-  std::vector<double> medians;
-  for (auto& v : t) {
-    std::sort(v.begin(), v.end());
-    medians.push_back(v[v.size() / 2]);
-  }
-  return medians;
-}
 
 Tensor pattern(std::vector<int64_t> shape, float scale) {
   int64_t n = 1;
@@ -118,7 +104,7 @@ void rnn(int steps, int batch) {
   for (const Output& g : grads) all.push_back(g.name());
   auto s = session_for(b);
 
-  auto t = interleaved_medians(9, {
+  auto t = bench::interleaved_medians(9, {
       [&] { bench::keep(run_or_die(*plain, {}, {plain_loss})); },
       [&] { bench::keep(run_or_die(*s, {}, {loss})); },
       [&] { bench::keep(run_or_die(*s, {}, all)); },
@@ -155,7 +141,7 @@ void loop(const std::vector<int>& sizes) {
   for (int n : sizes) {
     actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(n)}, {"x", Tensor::scalar<float>(1.0f)}};
     const int reps = n >= 100000 ? 5 : 9;
-    auto t = interleaved_medians(reps, {
+    auto t = bench::interleaved_medians(reps, {
         [&] { bench::keep(run_or_die(*plain, feeds, {plain_y})); },
         [&] { bench::keep(run_or_die(*s, feeds, {y})); },
         [&] { bench::keep(run_or_die(*s, feeds, {y, dx.name()})); },
