@@ -35,7 +35,12 @@ using ExecPtr = std::shared_ptr<const Executable>;
 // Transfers a frame that runs its iterations holds until it has run what
 // it could, then sends as one message per peer.
 struct HeldTransfers {
-  std::map<int, std::vector<TransferBatch>> by_peer;
+  std::vector<std::pair<int, std::vector<TransferBatch>>> by_peer;  // in the order of first use
+  std::vector<TransferBatch>& batches_for(int peer) {
+    for (auto& [p, batches] : by_peer)
+      if (p == peer) return batches;
+    return by_peer.emplace_back(peer, std::vector<TransferBatch>()).second;
+  }
 };
 
 // One frame instance. Starts iteration 0 at once; spawns iteration n+1 on
