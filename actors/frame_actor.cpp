@@ -98,7 +98,7 @@ void FrameActor::queue(int64_t iteration) {
   runnable_.push_back(iteration);
 }
 
-void FrameActor::deliver_here(int64_t iteration, std::vector<OutValue>& values) {
+void FrameActor::deliver_here(int64_t iteration, const std::vector<OutValue>& values) {
   IterationState& state = *slot(iteration).state;
   for (const OutValue& v : values) {
     Status s = state.deliver(v.item, v.value, v.dead);
@@ -136,11 +136,15 @@ void FrameActor::run_iterations() {
       break;
     }
     if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state.tag(), outbox_.sends, &held_transfers_);
-    IterationReport r;
+    // The report takes the outbox's vectors and leaves it its own, emptied.
+    IterationReport& r = report_;
     r.iteration = iteration;
-    r.next_iterations = std::move(outbox_.next_iterations);
-    r.exits = std::move(outbox_.exits);
-    r.fetches = std::move(outbox_.fetches);
+    r.next_iterations.clear();
+    r.exits.clear();
+    r.fetches.clear();
+    std::swap(r.next_iterations, outbox_.next_iterations);
+    std::swap(r.exits, outbox_.exits);
+    std::swap(r.fetches, outbox_.fetches);
     outbox_.clear();
     if (state.has_ready()) queue(iteration);
     r.quiescent = !state.has_ready() && state.transfers_missing() == 0;
@@ -191,10 +195,14 @@ void FrameActor::fail(const Status& s) {
 
 // Sends values to a started, not yet done iteration (`counted`: the message
 // is already counted in its slot).
-void FrameActor::send_to(int64_t iteration, std::vector<OutValue> values, bool counted) {
+void FrameActor::send_to(int64_t iteration, std::vector<OutValue>&& values, bool counted) {
   Slot& s = slot(iteration);
   if (!counted) ++s.sent;
-  if (runs_iterations_) return deliver_here(iteration, values);
+  if (runs_iterations_) {
+    deliver_here(iteration, values);
+    values.clear();
+    return;
+  }
   if (trace::Sink* sink = step_->context.events) {
     const trace::ActorRef me = frame_ref(step_->context.partition, tag0_.frame_instance());
     const trace::ActorRef to = iteration_ref(step_->context.partition, tag0_.frame_instance(), s.index);
@@ -207,7 +215,7 @@ void FrameActor::send_to(int64_t iteration, std::vector<OutValue> values, bool c
 
 // Starts `iteration` (the next one) with `values` plus the loop invariants.
 // False if the step must stop (too many iterations).
-bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values) {
+bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue>&& values) {
   if (step_->max_iterations > 0 && iteration >= step_->max_iterations) {
     fail(Status(ops::Error::resource_exhausted,
                 fmt::format("frame '{}' at tag {} on partition {} exceeded the limit of {} "
@@ -228,11 +236,13 @@ bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue> values
     Slot& s = active_.emplace_back();
     s.sent = 1;
     s.state = std::move(state);
-    for (OutValue& v : held_dead_) values.push_back(std::move(v));
-    held_dead_.clear();
-    values.insert(values.end(), invariants_.begin(), invariants_.end());
     if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_started(at(iteration)));
     deliver_here(iteration, values);
+    values.clear();
+    if (!stopped_ && !held_dead_.empty()) deliver_here(iteration, held_dead_);
+    held_dead_.clear();
+    if (!stopped_ && !invariants_.empty()) deliver_here(iteration, invariants_);
+    if (stopped_) return false;
     if (!early_transfers_.empty() && early_transfers_.begin()->first == iteration) {
       std::vector<TransferBatch> batches = std::move(early_transfers_.begin()->second);
       early_transfers_.erase(early_transfers_.begin());

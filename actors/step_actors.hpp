@@ -79,14 +79,16 @@ class FrameActor : public ActorBase {
   void on_enter(ValueBatch& batch);
   void on_report(IterationReport& r);
   void on_transfer(TransferBatch& batch);
-  void send_to(int64_t iteration, std::vector<OutValue> values, bool counted = false);
-  bool start_iteration(int64_t iteration, std::vector<OutValue> values);
+  // Both take `values` (a frame that runs its iterations delivers them and
+  // leaves the vector empty, its capacity kept for the next iteration).
+  void send_to(int64_t iteration, std::vector<OutValue>&& values, bool counted = false);
+  bool start_iteration(int64_t iteration, std::vector<OutValue>&& values);
   void advance();
   void finish();
   // A frame that runs its iterations: hands values to one, queues it, and
   // runs queued iterations until none is left or it is time to let other
   // messages in.
-  void deliver_here(int64_t iteration, std::vector<OutValue>& values);
+  void deliver_here(int64_t iteration, const std::vector<OutValue>& values);
   void queue(int64_t iteration);
   void run_iterations();
   void fail(const Status& s);
@@ -125,6 +127,7 @@ class FrameActor : public ActorBase {
   std::vector<std::unique_ptr<IterationState>> idle_states_;
   std::deque<int64_t> runnable_;  // iterations with work, in order
   Outbox outbox_;
+  IterationReport report_;        // of the last run; its vectors are reused
   HeldTransfers held_transfers_;  // of the runs of one run_iterations()
   bool running_ = false;          // inside run_iterations()
   bool resume_sent_ = false;      // a resume message to itself is on its way
