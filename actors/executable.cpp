@@ -352,10 +352,7 @@ Status Executable::init() {
     item.deref_inputs = ItemList<int>(deref_.data() + deref_start[i], deref_start[i + 1] - deref_start[i]);
   }
   find_skippable_frames();
-  for (FrameLayout& layout : frames_) layout.runs_iterations = true;
-  for (const NodeItem& item : items_)
-    if (item.expensive || item.kind == NodeKind::enter)
-      frames_[static_cast<size_t>(item.frame)].runs_iterations = false;
+  find_frames_that_run_iterations();
   return ops::ok_status();
 }
 
@@ -379,6 +376,47 @@ size_t Executable::memory_bytes() const {
   for (const graph::FrameInfo& f : control_flow_.frames)
     b += vector_bytes(f.enters) + vector_bytes(f.exits) + vector_bytes(f.children) + vector_bytes(f.nodes);
   return b;
+}
+
+// A frame runs its iterations itself unless it has a child frame or an
+// expensive node whose instances could overlap across iterations: an
+// expensive node that depends on its own instance of the iteration before
+// (it lies on a cycle through a NextIteration back edge) runs one instance
+// at a time whoever runs it, so iteration actors would gain it nothing.
+void Executable::find_frames_that_run_iterations() {
+  for (FrameLayout& layout : frames_) layout.runs_iterations = true;
+  std::vector<int> expensive;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    const NodeItem& item = items_[i];
+    if (item.node == nullptr) continue;
+    if (item.kind == NodeKind::enter) frames_[static_cast<size_t>(item.frame)].runs_iterations = false;
+    if (item.expensive) expensive.push_back(static_cast<int>(i));
+  }
+  std::vector<size_t> seen_for(items_.size(), 0);
+  size_t walk = 0;
+  for (int e : expensive) {
+    const FrameId frame = items_[static_cast<size_t>(e)].frame;
+    if (!frames_[static_cast<size_t>(frame)].runs_iterations) continue;
+    // Does e reach itself within its frame?
+    ++walk;
+    bool cycle = false;
+    std::vector<int> todo{e};
+    while (!todo.empty() && !cycle) {
+      const NodeItem& item = items_[static_cast<size_t>(todo.back())];
+      todo.pop_back();
+      if (item.kind == NodeKind::exit) continue;  // leaves the frame
+      for (const EdgeOut& out : item.out_edges) {
+        if (out.dst == e) {
+          cycle = true;
+          break;
+        }
+        if (seen_for[static_cast<size_t>(out.dst)] == walk || items_[static_cast<size_t>(out.dst)].frame != frame) continue;
+        seen_for[static_cast<size_t>(out.dst)] = walk;
+        todo.push_back(out.dst);
+      }
+    }
+    if (!cycle) frames_[static_cast<size_t>(frame)].runs_iterations = false;
+  }
 }
 
 void Executable::find_skippable_frames() {

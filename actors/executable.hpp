@@ -136,10 +136,11 @@ struct FrameLayout {
   // in it, and no Enter of it depends on its own Exits. Such an instance is
   // not started at all (docs/protocol.md, "Dead frame instances").
   bool skip_dead_instances = false;
-  // Every node of the frame is cheap and none enters a child frame: its
-  // iterations run inside the frame actor, one after the other, with no
-  // iteration actors and no messages between frame and iteration
-  // (docs/protocol.md, "Frames that run their iterations").
+  // No node of the frame enters a child frame, and each expensive node of
+  // it depends on its own instance in the iteration before (so its
+  // instances cannot overlap): the frame's iterations run inside the frame
+  // actor, with no iteration actors and no messages between frame and
+  // iteration (docs/protocol.md, "Frames that run their iterations").
   bool runs_iterations = false;
   std::vector<int> sources;     // items ready as soon as an iteration starts
   // Loop-variable (not is_constant) Enters into the frame that feed nodes
@@ -208,6 +209,7 @@ class Executable {
  private:
   Status init();
   void find_skippable_frames();
+  void find_frames_that_run_iterations();
 
   graph::Graph graph_;
   graph::ControlFlowInfo control_flow_;

@@ -88,7 +88,23 @@ caf::behavior FrameActor::make_behavior() {
         resume_sent_ = false;
         run_iterations();
       },
+      // Jobs a kernel worker computed of a batch one of the iterations this
+      // frame runs made (an iteration cannot retire while its jobs are out).
+      [=](computed_atom, std::shared_ptr<KernelBatch>& batch, std::vector<int>& done) {
+        const int64_t iteration = batch->iteration;
+        if (stopped_ || !runs_iterations_ || iteration < oldest_ ||
+            iteration >= oldest_ + static_cast<int64_t>(active_.size()))
+          return;
+        Status s = slot(iteration).state->complete(*batch, done);
+        if (!s.ok()) return fail(s);
+        queue(iteration);
+        run_iterations();
+      },
   };
+}
+
+caf::resumable::resume_result FrameActor::resume(caf::execution_unit* eu, size_t max_throughput) {
+  return ActorBase::resume(eu, runs_iterations_ ? 1 : max_throughput);
 }
 
 void FrameActor::queue(int64_t iteration) {
@@ -135,6 +151,9 @@ void FrameActor::run_iterations() {
       fail(status);
       break;
     }
+    for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
+      hand_out(*step_, batch, caf::actor_cast<caf::actor>(this));
+    outbox_.batches.clear();
     if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state.tag(), outbox_.sends, &held_transfers_);
     // The report takes the outbox's vectors and leaves it its own, emptied.
     IterationReport& r = report_;
@@ -147,7 +166,7 @@ void FrameActor::run_iterations() {
     std::swap(r.fetches, outbox_.fetches);
     outbox_.clear();
     if (state.has_ready()) queue(iteration);
-    r.quiescent = !state.has_ready() && state.transfers_missing() == 0;
+    r.quiescent = !state.has_ready() && state.transfers_missing() == 0 && state.outstanding_jobs() == 0;
     r.received = s.sent;
     on_report(r);
   }

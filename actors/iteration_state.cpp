@@ -326,6 +326,7 @@ Status IterationState::read_refs(const StepContext& ctx, const NodeItem& item,
 // ready: they only propagate deadness).
 Status IterationState::make_batch(const StepContext& ctx, Outbox& out) {
   auto batch = std::make_shared<KernelBatch>(ctx.resources, ctx.step_id, ctx.events, ctx.memory);
+  batch->iteration = tag_.iteration();
   size_t kept = 0;
   for (int i : ready_expensive_) {
     const NodeItem& item = exec_->item(i);

@@ -64,6 +64,7 @@ class KernelBatch {
   trace::Sink* events() const { return events_; }
 
   std::vector<KernelJob> jobs;  // filled before the batch is shared
+  int64_t iteration = 0;         // of the state that made it
 
  private:
   std::atomic<size_t> next_{0};

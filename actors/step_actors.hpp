@@ -59,6 +59,10 @@ class FrameActor : public ActorBase {
              caf::actor parent);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.frame"; }
+  // A frame that runs its iterations takes one message per turn on a
+  // worker: its turns end by sending itself the next, and CAF's default
+  // lets an actor keep its thread while its mailbox has messages.
+  resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
   // Drops every actor handle: frames and iterations refer to each other,
   // and a cycle of handles would keep both alive after they quit.
   void on_exit() override;
