@@ -81,9 +81,11 @@ struct SessionOptions {
   // actors and every loop iteration runs in an iteration actor of its own.
   // By default a step of one local partition without control flow, transfers
   // or more than one expensive node runs on the caller's thread, and a frame
-  // whose nodes are all cheap and which has no child frame runs its
-  // iterations itself, with no message per iteration (docs/protocol.md,
-  // "Shortcuts"); the configuration's `tagflow.iteration-actors` sets it too.
+  // with no child frame whose expensive nodes cannot overlap across
+  // iterations runs its iterations itself, with no message per iteration
+  // (docs/protocol.md, "Steps on the caller's thread", "Frames that run
+  // their iterations"); the configuration's `tagflow.iteration-actors` sets
+  // it too.
   bool iteration_actors = false;
   // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`
   // for tagflow's own keys) read into the session's actor system after the
