@@ -5,6 +5,7 @@
 
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -134,6 +135,9 @@ class FrameActor : public ActorBase {
   IterationReport report_;        // of the last run; its vectors are reused
   HeldTransfers held_transfers_;  // of the runs of one run_iterations()
   bool running_ = false;          // inside run_iterations()
+  // runs_iterations_, read by resume() before the actor's state is handed
+  // to the resuming thread (an atomic: the constructor ran on another).
+  std::atomic<bool> one_message_per_resume_{false};
   bool resume_sent_ = false;      // a resume message to itself is on its way
 };
 
