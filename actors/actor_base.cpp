@@ -70,6 +70,10 @@ trace::MessageKind message_kind(const caf::type_erased_tuple& m) {
 }
 
 #ifndef TAGFLOW_TSAN_ANNOTATE
+caf::resumable::resume_result ActorBase::resume(caf::execution_unit* eu, size_t max_throughput) {
+  return caf::event_based_actor::resume(eu, messages_per_resume(max_throughput));
+}
+
 void ActorBase::enqueue_now(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) {
   caf::event_based_actor::enqueue(std::move(ptr), eu);
 }
@@ -123,7 +127,7 @@ void ActorBase::enqueue_now(caf::mailbox_element_ptr ptr, caf::execution_unit* e
 
 caf::resumable::resume_result ActorBase::resume(caf::execution_unit* eu, size_t max_throughput) {
   __tsan_acquire(state_sync(this));
-  auto result = caf::event_based_actor::resume(eu, max_throughput);
+  auto result = caf::event_based_actor::resume(eu, messages_per_resume(max_throughput));
   __tsan_release(state_sync(this));
   return result;
 }

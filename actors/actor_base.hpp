@@ -56,12 +56,14 @@ class ActorBase : public caf::event_based_actor {
   void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override;
   // The real mailbox, past the network (Network::deliver).
   void enqueue_now(caf::mailbox_element_ptr ptr, caf::execution_unit* eu);
+  // Takes at most messages_per_resume() messages before it gives the
+  // worker thread back.
+  resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
 
 #ifdef TAGFLOW_TSAN_ANNOTATE
   void on_destroy() override;
   void launch(caf::execution_unit* eu, bool lazy, bool hide) override;
   void initialize() override;
-  resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
   bool cleanup(caf::error&& reason, caf::execution_unit* host) override;
 #endif
 
@@ -79,6 +81,9 @@ class ActorBase : public caf::event_based_actor {
     });
   }
   static std::string unreadable_text(caf::scheduled_actor* self, caf::message_view& x);
+  // How many messages one resume may take, of the scheduler's bound (read
+  // with the actor's state, on the resuming thread).
+  virtual size_t messages_per_resume(size_t max_throughput) const { return max_throughput; }
 
  private:
   void record_taken(const caf::mailbox_element& x);

@@ -29,7 +29,6 @@ FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, Frame
       runs_iterations_(layout_.runs_iterations && !step_->iteration_actors) {
   set_trace_ref(frame_ref(step_->context.partition, tag0_.frame_instance()));
   set_taken_sink(step_->context.events, step_->context.step_id);
-  one_message_per_resume_.store(runs_iterations_, std::memory_order_relaxed);
 }
 
 trace::At FrameActor::at(int64_t iteration) const {
@@ -102,10 +101,6 @@ caf::behavior FrameActor::make_behavior() {
         run_iterations();
       },
   };
-}
-
-caf::resumable::resume_result FrameActor::resume(caf::execution_unit* eu, size_t max_throughput) {
-  return ActorBase::resume(eu, one_message_per_resume_.load(std::memory_order_relaxed) ? 1 : max_throughput);
 }
 
 void FrameActor::queue(int64_t iteration) {

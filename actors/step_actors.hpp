@@ -60,13 +60,17 @@ class FrameActor : public ActorBase {
              caf::actor parent);
   caf::behavior make_behavior() override;
   const char* name() const override { return "tagflow.frame"; }
-  // A frame that runs its iterations takes one message per turn on a
-  // worker: its turns end by sending itself the next, and CAF's default
-  // lets an actor keep its thread while its mailbox has messages.
-  resume_result resume(caf::execution_unit* eu, size_t max_throughput) override;
   // Drops every actor handle: frames and iterations refer to each other,
   // and a cycle of handles would keep both alive after they quit.
   void on_exit() override;
+
+ protected:
+  // A frame that runs its iterations takes one message per resume: its
+  // turns end by sending itself the next, and CAF's default lets an actor
+  // keep its thread while its mailbox has messages.
+  size_t messages_per_resume(size_t max_throughput) const override {
+    return runs_iterations_ ? 1 : max_throughput;
+  }
 
  private:
   struct Slot {
@@ -135,9 +139,6 @@ class FrameActor : public ActorBase {
   IterationReport report_;        // of the last run; its vectors are reused
   HeldTransfers held_transfers_;  // of the runs of one run_iterations()
   bool running_ = false;          // inside run_iterations()
-  // runs_iterations_, read by resume() before the actor's state is handed
-  // to the resuming thread (an atomic: the constructor ran on another).
-  std::atomic<bool> one_message_per_resume_{false};
   bool resume_sent_ = false;      // a resume message to itself is on its way
 };
 
