@@ -388,7 +388,6 @@ void Executable::find_frames_that_run_iterations() {
   std::vector<int> expensive;
   for (size_t i = 0; i < items_.size(); ++i) {
     const NodeItem& item = items_[i];
-    if (item.node == nullptr) continue;
     if (item.kind == NodeKind::enter) frames_[static_cast<size_t>(item.frame)].runs_iterations = false;
     if (item.expensive) expensive.push_back(static_cast<int>(i));
   }

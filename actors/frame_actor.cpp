@@ -92,9 +92,7 @@ caf::behavior FrameActor::make_behavior() {
       // frame runs made (an iteration cannot retire while its jobs are out).
       [=](computed_atom, std::shared_ptr<KernelBatch>& batch, std::vector<int>& done) {
         const int64_t iteration = batch->iteration;
-        if (stopped_ || !runs_iterations_ || iteration < oldest_ ||
-            iteration >= oldest_ + static_cast<int64_t>(active_.size()))
-          return;
+        if (stopped_ || !runs_iterations_ || !is_active(iteration)) return;
         Status s = slot(iteration).state->complete(*batch, done);
         if (!s.ok()) return fail(s);
         queue(iteration);
@@ -138,7 +136,7 @@ void FrameActor::run_iterations() {
     }
     const int64_t iteration = runnable_.front();
     runnable_.pop_front();
-    if (iteration < oldest_ || iteration >= oldest_ + static_cast<int64_t>(active_.size())) continue;
+    if (!is_active(iteration)) continue;
     Slot& s = slot(iteration);
     s.queued = false;
     IterationState& state = *s.state;
@@ -149,7 +147,6 @@ void FrameActor::run_iterations() {
     }
     for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
       hand_out(*step_, batch, caf::actor_cast<caf::actor>(this));
-    outbox_.batches.clear();
     if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state.tag(), outbox_.sends, &held_transfers_);
     // The report takes the outbox's vectors and leaves it its own, emptied.
     IterationReport& r = report_;
@@ -335,7 +332,7 @@ void FrameActor::on_enter(ValueBatch& batch) {
 }
 
 void FrameActor::on_report(IterationReport& r) {
-  if (r.iteration < oldest_ || r.iteration >= oldest_ + static_cast<int64_t>(active_.size())) {
+  if (!is_active(r.iteration)) {
     fail(Status(ops::Error::internal,
                 fmt::format("frame '{}' on partition {} got a report for iteration {}, which is "
                             "not running",

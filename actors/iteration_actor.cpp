@@ -184,16 +184,10 @@ void send_transfer(ActorBase* self, const StepShared& step, const Tag& tag, int 
 
 void send_transfers(ActorBase* self, const StepShared& step, const Executable& exec,
                     const Tag& tag, std::vector<OutValue>& sends, HeldTransfers* held) {
-  // By peer, in the order of first use (a step has few partitions).
   std::vector<std::pair<int, TransferBatch>> by_peer;
-  const auto batch_for = [&](int peer) -> TransferBatch& {
-    for (auto& [p, b] : by_peer)
-      if (p == peer) return b;
-    return by_peer.emplace_back(peer, TransferBatch()).second;
-  };
   for (OutValue& v : sends) {
     const NodeItem& item = exec.item(v.item);
-    TransferBatch& b = batch_for(item.transfer_partition);
+    TransferBatch& b = entry_of(by_peer, item.transfer_partition);
     if (trace::Sink* sink = step.context.events) {
       const trace::At at{step.context.step_id, step.context.partition, tag.frame_instance(), tag.iteration()};
       sink->record(trace::message_sent(at, trace::MessageKind::transfer, self->trace_ref(),
@@ -231,7 +225,7 @@ void send_transfers(ActorBase* self, const StepShared& step, const Executable& e
       continue;
     }
     stamp(batch, step, tag);
-    held->batches_for(peer).push_back(std::move(batch));
+    entry_of(held->by_peer, peer).push_back(std::move(batch));
   }
 }
 

@@ -41,13 +41,23 @@ struct Prepared {
   bool remote = false;  // some partition runs on another task
   // A step run on the caller's thread (Session::run): one partition of this
   // process, no control flow, no transfers, at most one expensive node,
-  // no events; set when the step may run so. Its fetch names, and the
+  // no events; set when the step may run so (and then `partitions` is
+  // empty: no actor runs it). Its fetch names, and the
   // iteration states callers take turns with (one each while they run).
   std::shared_ptr<ops::ResourceManager> direct_resources;
   std::vector<std::string> fetch_names;
   mutable std::mutex direct_mu;
   mutable std::vector<std::unique_ptr<IterationState>> direct_states;
 };
+
+// The values of `feeds` partition `i` of `p` reads, at their positions;
+// invalid tensors for the feeds it does not read.
+std::vector<ops::Tensor> feeds_of(const Prepared& p, size_t i, const Feeds& feeds) {
+  std::vector<ops::Tensor> values(feeds.size());
+  for (size_t f = 0; f < feeds.size(); ++f)
+    if (p.reads_feed[i][f]) values[f] = feeds[f].second;
+  return values;
+}
 
 // The feeds `exec` reads, by position among the step's `n` feeds.
 std::vector<bool> feeds_read(const Executable& exec, size_t n) {
@@ -329,21 +339,23 @@ struct Session::Impl {
     TF_ASSIGN_OR_RETURN(p->execs, Executable::build_partitions(std::move(graphs), p->partition_names));
     for (const auto& exec : p->execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
     p->feeds = std::move(sg.feeds);
-    for (size_t i = 0; i < p->execs.size(); ++i) {
-      p->reads_feed.push_back(feeds_read(*p->execs[i], feeds.size()));
-      auto actor = spawn_partition(*p, i, sg.fetches);
-      if (!actor.ok()) {
-        release(*p);
-        return actor.status();
-      }
-      p->partitions.push_back(std::move(actor).value());
-    }
+    for (const auto& exec : p->execs) p->reads_feed.push_back(feeds_read(*exec, feeds.size()));
     const Executable& first = *p->execs[0];
     if (p->execs.size() == 1 && !p->remote && !first.has_control_flow() && !first.has_recvs() &&
         first.num_expensive() <= 1 && options.events == nullptr && !options.deterministic &&
         options.timeout.count() == 0 && !options.iteration_actors) {
+      // Its steps run on the callers' threads: no partition actor.
       p->direct_resources = resources_of(p->partition_devices[0]);
       p->fetch_names = sg.fetches;
+    } else {
+      for (size_t i = 0; i < p->execs.size(); ++i) {
+        auto actor = spawn_partition(*p, i, sg.fetches);
+        if (!actor.ok()) {
+          release(*p);
+          return actor.status();
+        }
+        p->partitions.push_back(std::move(actor).value());
+      }
     }
     prepared.emplace(sig, p);
     return std::shared_ptr<const Prepared>(p);
@@ -359,9 +371,7 @@ struct Session::Impl {
       std::lock_guard<std::mutex> starting(start_mu);
       step_id = next_step++;
     }
-    std::vector<ops::Tensor> feed_values(feeds.size());
-    for (size_t f = 0; f < feeds.size(); ++f)
-      if (p.reads_feed[0][f]) feed_values[f] = feeds[f].second;
+    const std::vector<ops::Tensor> feed_values = feeds_of(p, 0, feeds);
     auto memory = std::make_shared<ops::MemoryBudget>(*options.memory_limit);
     StepContext ctx;
     ctx.step_id = step_id;
@@ -538,9 +548,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     s.memory_limit = *impl_->options.memory_limit;
     s.strict_merge = impl_->options.strict_merge;
     s.iteration_actors = impl_->options.iteration_actors;
-    s.feeds.resize(feeds.size());
-    for (size_t f = 0; f < feeds.size(); ++f)
-      if (p->reads_feed[i][f]) s.feeds[f] = feeds[f].second;
+    s.feeds = feeds_of(*p, i, feeds);
   }
   {
     std::lock_guard<std::mutex> starting(impl_->start_mu);

@@ -5,7 +5,6 @@
 
 #include <caf/all.hpp>
 
-#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -33,15 +32,19 @@ inline trace::ActorRef iteration_ref(int32_t partition, FrameInstanceId instance
 using StepPtr = std::shared_ptr<const StepShared>;
 using ExecPtr = std::shared_ptr<const Executable>;
 
+// The entry of `peer` in a list by peer, in the order of first use (a step
+// has few partitions), added empty if missing.
+template <class T>
+T& entry_of(std::vector<std::pair<int, T>>& by_peer, int peer) {
+  for (auto& [p, entry] : by_peer)
+    if (p == peer) return entry;
+  return by_peer.emplace_back(peer, T()).second;
+}
+
 // Transfers a frame that runs its iterations holds until it has run what
 // it could, then sends as one message per peer.
 struct HeldTransfers {
-  std::vector<std::pair<int, std::vector<TransferBatch>>> by_peer;  // in the order of first use
-  std::vector<TransferBatch>& batches_for(int peer) {
-    for (auto& [p, batches] : by_peer)
-      if (p == peer) return batches;
-    return by_peer.emplace_back(peer, std::vector<TransferBatch>()).second;
-  }
+  std::vector<std::pair<int, std::vector<TransferBatch>>> by_peer;
 };
 
 // One frame instance. Starts iteration 0 at once; spawns iteration n+1 on
@@ -102,6 +105,10 @@ class FrameActor : public ActorBase {
   void run_iterations();
   void fail(const Status& s);
   Slot& slot(int64_t iteration) { return active_[static_cast<size_t>(iteration - oldest_)]; }
+  // Started and not yet retired.
+  bool is_active(int64_t iteration) const {
+    return iteration >= oldest_ && iteration < oldest_ + static_cast<int64_t>(active_.size());
+  }
   trace::At at(int64_t iteration) const;
   void trace_received(trace::MessageKind kind, int64_t iteration, const std::vector<OutValue>& values,
                       const trace::ActorRef& from);
