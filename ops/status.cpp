@@ -19,6 +19,7 @@ const char* to_string(Error e) {
     case Error::deadline_exceeded: return "deadline_exceeded";
     case Error::aborted: return "aborted";
     case Error::unavailable: return "unavailable";
+    case Error::data_loss: return "data_loss";
     case Error::internal: return "internal";
   }
   return "unknown";

@@ -30,6 +30,7 @@ enum class Error {
   deadline_exceeded,    // --timeout reached
   aborted,              // the step was aborted because of another error
   unavailable,          // a peer partition died or cannot be reached
+  data_loss,            // a file's bytes are corrupt or truncated (checkpoints)
   internal,             // a broken invariant inside tagflow
 };
 
