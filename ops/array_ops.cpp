@@ -409,6 +409,7 @@ void register_array_ops(OpRegistry& r) {
   register_array_gather_ops(r);
   register_pad_ops(r);
   register_reverse_sequence_op(r);
+  register_string_ops(r);
 }
 
 }  // namespace tagflow::ops

@@ -147,5 +147,11 @@ void register_math_ops(OpRegistry& r);
 void register_nn_ops(OpRegistry& r);
 void register_control_flow_ops(OpRegistry& r);
 void register_state_ops(OpRegistry& r);
+// Called by register_state_ops: SaveV2, RestoreV2, MergeV2Checkpoints,
+// ShardedFilename (checkpoint_ops.cpp).
+void register_checkpoint_ops(OpRegistry& r);
+// Called by register_array_ops: StringJoin, StaticRegexFullMatch
+// (string_ops.cpp).
+void register_string_ops(OpRegistry& r);
 
 }  // namespace tagflow::ops

@@ -230,6 +230,7 @@ void register_state_ops(OpRegistry& r) {
       .attr("summarize", "int", int64_t{3})
       .kernel(state_kernels::assert_op);
   add(r, assert_op);
+  register_checkpoint_ops(r);
 }
 
 }  // namespace tagflow::ops
