@@ -57,6 +57,7 @@ Status check_save_restore_inputs(const KernelContext& ctx, size_t num_tensors) {
 
 class SaveV2Kernel final : public Kernel {
  public:
+  Status init(const KernelInit&) { return ok_status(); }
   Status compute(KernelContext& ctx) const override {
     const size_t n = static_cast<size_t>(ctx.num_inputs() - 3);
     TF_RETURN_IF_ERROR(check_save_restore_inputs(ctx, n));
@@ -70,8 +71,10 @@ class SaveV2Kernel final : public Kernel {
 
 class RestoreV2Kernel final : public Kernel {
  public:
-  explicit RestoreV2Kernel(const KernelInit& init)
-      : dtypes_(init.output_types.begin(), init.output_types.end()) {}
+  Status init(const KernelInit& init) {
+    dtypes_.assign(init.output_types.begin(), init.output_types.end());
+    return ok_status();
+  }
 
   Status compute(KernelContext& ctx) const override {
     TF_RETURN_IF_ERROR(check_save_restore_inputs(ctx, dtypes_.size()));
@@ -163,32 +166,28 @@ Status sharded_filespec_kernel(KernelContext& ctx) {
 
 void register_checkpoint_ops(OpRegistry& r) {
   register_builtin(r, OpDef("SaveV2")
-                                    .input("prefix: string")
-                                    .input("tensor_names: string")
-                                    .input("shape_and_slices: string")
-                                    .input("tensors: dtypes")
-                                    .attr("dtypes", "list(type)")
-                                    .stateful()
-                                    .kernel([](const KernelInit&) -> Expected<std::unique_ptr<Kernel>> {
-                                      return std::unique_ptr<Kernel>(std::make_unique<SaveV2Kernel>());
-                                    }));
+                          .input("prefix: string")
+                          .input("tensor_names: string")
+                          .input("shape_and_slices: string")
+                          .input("tensors: dtypes")
+                          .attr("dtypes", "list(type)")
+                          .stateful()
+                          .kernel(make_kernel_factory<SaveV2Kernel>()));
   register_builtin(r, OpDef("RestoreV2")
-                                    .input("prefix: string")
-                                    .input("tensor_names: string")
-                                    .input("shape_and_slices: string")
-                                    .output("tensors: dtypes")
-                                    .attr("dtypes", "list(type)")
-                                    .stateful()
-                                    .kernel([](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
-                                      return std::unique_ptr<Kernel>(std::make_unique<RestoreV2Kernel>(init));
-                                    }));
+                          .input("prefix: string")
+                          .input("tensor_names: string")
+                          .input("shape_and_slices: string")
+                          .output("tensors: dtypes")
+                          .attr("dtypes", "list(type)")
+                          .stateful()
+                          .kernel(make_kernel_factory<RestoreV2Kernel>()));
   register_builtin(r, OpDef("MergeV2Checkpoints")
-                                    .input("checkpoint_prefixes: string")
-                                    .input("destination_prefix: string")
-                                    .attr("delete_old_dirs", "bool", true)
-                                    .attr("allow_missing_files", "bool", false)
-                                    .stateful()
-                                    .kernel(make_kernel_factory<MergeV2CheckpointsKernel>()));
+                          .input("checkpoint_prefixes: string")
+                          .input("destination_prefix: string")
+                          .attr("delete_old_dirs", "bool", true)
+                          .attr("allow_missing_files", "bool", false)
+                          .stateful()
+                          .kernel(make_kernel_factory<MergeV2CheckpointsKernel>()));
   register_builtin(r, OpDef("ShardedFilename")
                           .input("basename: string")
                           .input("shard: int32")
