@@ -79,6 +79,15 @@ std::string encode_strings(const Tensor& t, uint32_t* crc) {
 // The inverse of encode_strings over an entry's bytes.
 Expected<Tensor> decode_strings(const BundleEntry& e, const std::string& bytes, const std::string& path) {
   const int64_t n = e.shape.num_elements();
+  // TensorFlow reads an empty entry as an empty tensor (its writer gives
+  // even an empty string tensor the four checksum bytes).
+  if (bytes.empty() && n == 0) {
+    if (crc32c::unmask(e.masked_crc32c) != 0)
+      return entry_error(Error::data_loss, path, e.name,
+                         fmt::format("crc32c mismatch (stored {}, computed {} over 0 bytes)",
+                                     hex32(crc32c::unmask(e.masked_crc32c)), hex32(0)));
+    return Tensor(DType::string, e.shape);
+  }
   // At least one byte per length and four for their checksum: a count
   // beyond that is a corrupt entry, refused before anything is allocated.
   if (n > static_cast<int64_t>(bytes.size()) - 4)

@@ -65,7 +65,10 @@ Status check_footer(leveldb::RandomAccessFile& file, uint64_t file_size, const s
 Status leveldb_status(const leveldb::Status& s, const std::string& path) {
   if (s.ok()) return ok_status();
   const Error code = s.IsNotFound() ? Error::not_found : Error::data_loss;
-  return Status(code, path + ": " + s.ToString());
+  // LevelDB names the file of a failed open itself ("NotFound: P.index:
+  // No such file or directory"); the other errors get it here.
+  const std::string text = s.ToString();
+  return Status(code, text.find(path) == std::string::npos ? path + ": " + text : text);
 }
 
 

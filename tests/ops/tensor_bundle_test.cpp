@@ -407,8 +407,13 @@ BOOST_AUTO_TEST_CASE(truncated_or_garbage_index) {
     Expected<BundleReader> r = BundleReader::open(prefix);
     if (!r.ok()) BOOST_TEST(contains(r.status().message(), "variables.index"), r.status().message());
   }
+  // A byte of the first data block (the header entry's): its checksum.
+  std::string damaged = index;
+  damaged[5] ^= 0x01;
+  write_file(prefix + ".index", damaged);
+  expect_error(BundleReader::open(prefix), Error::data_loss, {"variables.index", "checksum mismatch"});
   std::filesystem::remove(prefix + ".index");
-  expect_error(BundleReader::open(prefix), Error::not_found, {"variables.index"});
+  expect_error(BundleReader::open(prefix), Error::not_found, {"variables.index: No such file"});
 }
 
 BOOST_AUTO_TEST_CASE(missing_tensor) {
