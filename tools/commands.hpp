@@ -18,6 +18,8 @@ using ops::Status;
 int fail(const Status& s);
 
 int inspect_graph(const std::string& path);
+// Prints docs/ops.md: every registered op, its signature, attrs and kernel.
+int list_ops();
 // With `lower`, functional ops become Switch/Merge/Enter/Exit first.
 int convert_graph(const std::string& in, const std::string& out, bool lower);
 
@@ -37,6 +39,7 @@ struct RunArgs {
   std::vector<std::string> fetches;  // NAME[:PORT]
   std::vector<std::string> targets;
   std::vector<std::string> inits;    // targets run first, one step each, in order
+  bool init_variables = false;       // every variable's `V/Assign` first, in one step
   std::string trace;                 // event file: .jsonl, else binary
   std::vector<std::string> explain;  // NAME: why its value is dead, after the step
   int progress = -1;                 // a line a second on stderr: 1, 0, -1: when stderr is a terminal
@@ -53,8 +56,22 @@ struct RunArgs {
   std::optional<int64_t> max_frame_depth;
   bool strict_merge = false;
   std::string memory_limit;          // "4G"; empty: unset
+  int64_t steps = 1;                 // the step (fetches, targets) runs this many times
+  // A SavedModel directory as GRAPH: the meta graph's tag, the signature to
+  // run, its inputs (KEY=VALUE), and where to save the variables after.
+  std::string tag = "serve";
+  std::string signature = "serving_default";
+  std::vector<std::string> inputs;
+  std::string checkpoint;            // restore from here instead of DIR/variables/variables
+  std::string save;                  // checkpoint prefix written after the steps; empty: none
 };
 int run_graph(const RunArgs& args);
+// `tagflow run DIR`: load the SavedModel (restore, init op), run a signature.
+int run_saved_model(const RunArgs& args);
+// `tagflow inspect DIR`: tags, signatures, variables.
+int inspect_saved_model(const std::string& dir);
+// Lists the tensors of checkpoint `prefix` (none if it has no index).
+int print_checkpoint_variables(const std::string& prefix);
 // What run's flags make of a session and of its feeds (shared by explore
 // and replay).
 ops::Expected<actors::SessionOptions> session_options(const RunArgs& args);

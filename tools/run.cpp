@@ -11,10 +11,13 @@
 #include <mutex>
 #include <thread>
 
+#include "actors/saved_model.hpp"
 #include "actors/session.hpp"
 #include "net/cluster_hosts.hpp"
 #include "graph/import.hpp"
 #include "graph/placement.hpp"
+#include "graph/saved_model.hpp"
+#include "graph/variables.hpp"
 #include "graph/step_graph.hpp"
 #include "ops/memory_budget.hpp"
 #include "ops/tensor_literal.hpp"
@@ -148,7 +151,26 @@ void explain_dead(const trace::Trace& t, const std::vector<std::string>& nodes) 
 
 }  // namespace
 
+namespace {
+
+void print_tensor(const std::string& name, const ops::Tensor& t, int64_t max_print) {
+  std::printf("%s = %s  (%s, shape %s)\n", name.c_str(), t.values_string(max_print).c_str(),
+              ops::dtype_name(t.dtype()).c_str(), t.shape().to_string().c_str());
+}
+
+}  // namespace
+
 int run_graph(const RunArgs& args) {
+  if (graph::is_saved_model_dir(args.graph)) return run_saved_model(args);
+  if (args.fetches.empty() && args.targets.empty())
+    return fail(Status(ops::Error::invalid_argument, "run: give --fetch or --target (what the step computes)"));
+  const std::pair<const char*, bool> saved_model_flags[] = {
+      {"--input", !args.inputs.empty()}, {"--checkpoint", !args.checkpoint.empty()}};
+  for (const auto& [flag, given] : saved_model_flags)
+    if (given)
+      return fail(Status(ops::Error::invalid_argument,
+                         fmt::format("run: {} is for a SavedModel directory, and {} is a GraphDef file", flag,
+                                     args.graph)));
   // The configuration first: its errors name its file, and it sets the
   // limits the graph is read within.
   auto options = session_options(args);
@@ -180,24 +202,39 @@ int run_graph(const RunArgs& args) {
   if (!feeds.ok()) return fail(feeds.status());
   // Initialisation steps (variables) run first, in order, in the same
   // session, so that the state they make is there for the fetches.
+  if (args.init_variables) {
+    std::vector<std::string> inits = graph::variable_initializers((*session)->graph());
+    if (inits.empty())
+      return fail(Status(ops::Error::invalid_argument,
+                         "--init-variables: the graph has no variable with a `V/Assign` initialiser"));
+    auto done = (*session)->run(*feeds, {}, inits);
+    if (!done.ok()) return fail(done.status().with_prefix("--init-variables: "));
+  }
   for (const std::string& init : args.inits) {
     auto done = (*session)->run(*feeds, {}, {init});
     if (!done.ok()) return fail(done.status().with_prefix("--init " + ops::abbreviate(init) + ": "));
   }
-  auto result = (*session)->run(*feeds, args.fetches, args.targets);
-  printer.stop();
-  if (!args.explain.empty()) explain_dead(memory.trace(), args.explain);
-  if (!result.ok()) {
-    fail(result.status());
-    if (result.status().code() == ops::Error::dead_value && args.explain.empty())
-      std::fprintf(stderr, "tagflow: run again with --explain NAME to see why the value is dead\n");
-    return 1;
+  for (int64_t step = 1; step <= args.steps; ++step) {
+    auto result = (*session)->run(*feeds, args.fetches, args.targets);
+    if (step == args.steps) {
+      printer.stop();
+      if (!args.explain.empty()) explain_dead(memory.trace(), args.explain);
+    }
+    if (!result.ok()) {
+      Status s = result.status();
+      if (args.steps > 1) s = s.with_prefix(fmt::format("step {}: ", step));
+      fail(s);
+      if (result.status().code() == ops::Error::dead_value && args.explain.empty())
+        std::fprintf(stderr, "tagflow: run again with --explain NAME to see why the value is dead\n");
+      return 1;
+    }
+    if (args.steps > 1 && !args.fetches.empty()) std::printf("step %lld:\n", static_cast<long long>(step));
+    for (size_t i = 0; i < args.fetches.size(); ++i) print_tensor(args.fetches[i], (*result)[i], args.max_print);
   }
-  for (size_t i = 0; i < args.fetches.size(); ++i) {
-    const ops::Tensor& t = (*result)[i];
-    std::printf("%s = %s  (%s, shape %s)\n", args.fetches[i].c_str(),
-                t.values_string(args.max_print).c_str(), ops::dtype_name(t.dtype()).c_str(),
-                t.shape().to_string().c_str());
+  if (!args.save.empty()) {
+    auto saved = actors::save_variables(**session, args.save);
+    if (!saved.ok()) return fail(saved.status());
+    std::printf("saved %d variables to %s\n", *saved, args.save.c_str());
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "graph/saved_model.hpp"
 #include "tools/commands.hpp"
 
 int main(int argc, char** argv) {
@@ -16,7 +17,11 @@ int main(int argc, char** argv) {
   CLI::App* inspect_cmd = app.add_subcommand(
       "inspect", "Print a graph's node count, op histogram, frames (nesting, pivots), "
                  "devices and ops with no kernel");
-  inspect_cmd->add_option("GRAPH", inspect_path, "GraphDef file (.pbtxt or .pb)")->required();
+  inspect_cmd->add_option("GRAPH", inspect_path, "GraphDef file (.pbtxt or .pb) or SavedModel directory")->required();
+
+  CLI::App* ops_cmd = app.add_subcommand(
+      "ops", "Print every op tagflow knows as a Markdown table: inputs, outputs, attrs, whether it has a kernel "
+             "(docs/ops.md)");
 
   std::string convert_in, convert_out;
   CLI::App* convert_cmd = app.add_subcommand(
@@ -43,15 +48,22 @@ int main(int argc, char** argv) {
   grad_cmd->add_option("--out", grad.out, "the graph with its gradients: .pbtxt or .pb")->required();
 
   CLI::App* run_cmd = app.add_subcommand("run", "Run a graph once and print the fetched tensors");
-  run_cmd->add_option("GRAPH", run.graph, "GraphDef file (.pbtxt or .pb)")->required();
+  run_cmd->add_option("GRAPH", run.graph,
+                      "GraphDef file (.pbtxt or .pb), or a SavedModel directory (restored, then a signature run)")
+      ->required();
   run_cmd->add_option("--feed", run.feeds,
                       "NAME[:PORT]=VALUE, VALUE a literal typed by the graph: 3, 2.5, true, "
                       "[1,2], [[1.5,2],[3,4]], \"text\"");
-  run_cmd->add_option("--fetch", run.fetches, "NAME[:PORT] to compute and print")->required();
+  run_cmd->add_option("--fetch", run.fetches,
+                      "NAME[:PORT] to compute and print (a GraphDef needs --fetch or --target; a SavedModel "
+                      "prints its signature's outputs, and these too)");
   run_cmd->add_option("--target", run.targets, "NAME of a node to run for its effect");
   run_cmd->add_option("--init", run.inits,
                       "NAME of a node to run first, in a step of its own (variable "
                       "initialisers); repeatable, run in order, in the same session as the fetch");
+  run_cmd->add_flag("--init-variables", run.init_variables,
+                    "run every variable's initialiser (TensorFlow's `V/Assign` nodes, optimiser slots included) "
+                    "first, in a step of its own, before --init");
   run_cmd->add_option("--trace", run.trace,
                       "write the event stream to this file: JSON lines for .jsonl, else the compact binary "
                       "form (read back with `tagflow trace`)");
@@ -93,6 +105,19 @@ int main(int argc, char** argv) {
                       "place the graph on CPU:0..N-1 of this process, N from 1 to 1024 (default: "
                       "the devices of the configuration, CPU:0-3); each device holding nodes runs "
                       "as a partition");
+  run_cmd->add_option("--steps", run.steps,
+                      "run the step (fetches and targets) this many times in the session, printing the fetches "
+                      "after each (default: 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  run_cmd->add_option("--tag", run.tag, "SavedModel: the meta graph's tag (default: serve)");
+  run_cmd->add_option("--signature", run.signature, "SavedModel: the signature to run (default: serving_default)");
+  run_cmd->add_option("--input", run.inputs,
+                      "SavedModel: KEY=VALUE, an input of the signature by its key, VALUE a literal of its dtype");
+  run_cmd->add_option("--checkpoint", run.checkpoint,
+                      "SavedModel: restore from this checkpoint prefix (default: DIR/variables/variables)");
+  run_cmd->add_option("--save", run.save,
+                      "after the steps, write the variables to this checkpoint prefix with the graph's own save "
+                      "op (TensorFlow's tensor-bundle format: PREFIX.index, PREFIX.data-00000-of-00001)");
   run_cmd->add_option("--place", run.place,
                       "how nodes without a device constraint are spread: default (the first "
                       "device), round-robin or random:SEED");
@@ -180,7 +205,10 @@ int main(int argc, char** argv) {
   // Kernels turn running out of memory into errors; this is for the rest.
   try {
     if (*part_cmd) return tagflow::tools::partition_graph(part);
-    if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
+    if (*ops_cmd) return tagflow::tools::list_ops();
+    if (*inspect_cmd)
+      return tagflow::graph::is_saved_model_dir(inspect_path) ? tagflow::tools::inspect_saved_model(inspect_path)
+                                                               : tagflow::tools::inspect_graph(inspect_path);
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
     if (*grad_cmd) return tagflow::tools::gradient_graph(grad);
