@@ -272,6 +272,7 @@ void register_nn_ops(OpRegistry& r) {
   register_softmax_xent_ops(r);
   register_conv_ops(r);
   register_pooling_ops(r);
+  register_batch_norm_ops(r);
 }
 
 }  // namespace tagflow::ops
