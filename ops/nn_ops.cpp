@@ -273,6 +273,7 @@ void register_nn_ops(OpRegistry& r) {
   register_conv_ops(r);
   register_pooling_ops(r);
   register_batch_norm_ops(r);
+  register_rnn_cell_ops(r);
 }
 
 }  // namespace tagflow::ops

@@ -46,20 +46,22 @@ inline Tensor nudged(const Tensor& t, int64_t i, double delta) {
   return c;
 }
 
-// d/d inputs[which] of sum(weights * output `out` of op(inputs)), by
-// central differences with step h; empty if the op fails.
+// d/d inputs[which] of the sum over (out, weights) of sum(weights *
+// output `out` of op(inputs)), by central differences with step h; NaN
+// entries if the op fails.
 inline std::vector<double> numeric_gradient(const std::string& op, const std::vector<Tensor>& inputs,
-                                            const AttrMap& attrs, int which, const Tensor& weights,
-                                            double h, int out = 0) {
-  const std::vector<double> w = values_of(weights);
+                                            const AttrMap& attrs, int which,
+                                            const std::vector<std::pair<int, Tensor>>& weighted, double h) {
   auto objective = [&](const Tensor& x) -> double {
     std::vector<Tensor> in = inputs;
     in[which] = x;
     Expected<std::vector<Tensor>> y = run_op(op, in, attrs);
     if (!y.ok()) return NAN;
-    const std::vector<double> v = values_of((*y)[out]);
     double s = 0;
-    for (size_t i = 0; i < v.size() && i < w.size(); ++i) s += v[i] * w[i];
+    for (const auto& [out, weights] : weighted) {
+      const std::vector<double> v = values_of((*y)[out]), w = values_of(weights);
+      for (size_t i = 0; i < v.size() && i < w.size(); ++i) s += v[i] * w[i];
+    }
     return s;
   };
   const Tensor& x = inputs[which];
@@ -67,6 +69,13 @@ inline std::vector<double> numeric_gradient(const std::string& op, const std::ve
   for (int64_t i = 0; i < x.num_elements(); ++i)
     g[i] = (objective(nudged(x, i, h)) - objective(nudged(x, i, -h))) / (2 * h);
   return g;
+}
+
+// The same for one output `out` weighted by `weights`.
+inline std::vector<double> numeric_gradient(const std::string& op, const std::vector<Tensor>& inputs,
+                                            const AttrMap& attrs, int which, const Tensor& weights,
+                                            double h, int out = 0) {
+  return numeric_gradient(op, inputs, attrs, which, {{out, weights}}, h);
 }
 
 inline AttrList int_list(std::vector<int64_t> v) {
