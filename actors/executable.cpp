@@ -32,7 +32,9 @@ namespace {
 // several are ready at once.
 bool is_expensive_op(const std::string& op) {
   return op == "MatMul" || op == "BatchMatMulV2" || op == "Conv2D" ||
-         op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter";
+         op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter" ||
+         op == "DepthwiseConv2dNative" || op == "DepthwiseConv2dNativeBackpropInput" ||
+         op == "DepthwiseConv2dNativeBackpropFilter";
 }
 
 Expected<NodeKind> kind_of(const graph::Node& n, const std::string& partition) {

@@ -1,6 +1,6 @@
 // The gradient functions of the convolution, pooling and fused batch norm
-// ops, in the form of TensorFlow's nn_grad.py: Conv2D's gradients are its
-// two backprop ops, MaxPool's and AvgPool's their *Grad ops, a fused batch
+// ops, in the form of TensorFlow's nn_grad.py: Conv2D's and
+// DepthwiseConv2dNative's gradients are their two backprop ops, MaxPool's and AvgPool's their *Grad ops, a fused batch
 // norm's its FusedBatchNormGrad twin fed the reserve spaces (training) or
 // the population statistics (inference). The window attrs are copied from
 // the forward node. Added to GradientRegistry::global() by
@@ -26,19 +26,23 @@ AttrMap copied_attrs(C& c, std::initializer_list<const char*> names) {
   return attrs;
 }
 
-Status conv2d_grad(C& c) {
-  TRY(Endpoint g, c.dy_or_zeros(0));
-  TRY(Endpoint x, c.input(0));
-  TRY(Endpoint f, c.input(1));
-  const AttrMap attrs = copied_attrs(
-      c, {"strides", "padding", "explicit_paddings", "dilations", "data_format", "use_cudnn_on_gpu"});
-  TRY(Endpoint x_shape, c.op1("Shape", {x}));
-  TRY(Endpoint f_shape, c.op1("Shape", {f}));
-  TRY(Endpoint dx, c.op1("Conv2DBackpropInput", {x_shape, f, g}, attrs));
-  TRY(Endpoint df, c.op1("Conv2DBackpropFilter", {x, f_shape, g}, attrs));
-  c.set(0, dx);
-  c.set(1, df);
-  return ok_status();
+// Conv2D -> Conv2DBackpropInput/Filter, DepthwiseConv2dNative ->
+// DepthwiseConv2dNativeBackpropInput/Filter.
+GradientFunction conv_grad(std::string op) {
+  return [op](C& c) -> Status {
+    TRY(Endpoint g, c.dy_or_zeros(0));
+    TRY(Endpoint x, c.input(0));
+    TRY(Endpoint f, c.input(1));
+    const AttrMap attrs = copied_attrs(
+        c, {"strides", "padding", "explicit_paddings", "dilations", "data_format", "use_cudnn_on_gpu"});
+    TRY(Endpoint x_shape, c.op1("Shape", {x}));
+    TRY(Endpoint f_shape, c.op1("Shape", {f}));
+    TRY(Endpoint dx, c.op1(op + "BackpropInput", {x_shape, f, g}, attrs));
+    TRY(Endpoint df, c.op1(op + "BackpropFilter", {x, f_shape, g}, attrs));
+    c.set(0, dx);
+    c.set(1, df);
+    return ok_status();
+  };
 }
 
 Status max_pool_grad(C& c) {
@@ -89,7 +93,8 @@ GradientFunction batch_norm_grad(const char* grad_op, bool v3) {
 }  // namespace
 
 void add_nn_gradients(GradientRegistry& r) {
-  (void)r.add("Conv2D", conv2d_grad);
+  (void)r.add("Conv2D", conv_grad("Conv2D"));
+  (void)r.add("DepthwiseConv2dNative", conv_grad("DepthwiseConv2dNative"));
   (void)r.add("MaxPool", max_pool_grad);
   (void)r.add("AvgPool", avg_pool_grad);
   (void)r.add("FusedBatchNorm", batch_norm_grad("FusedBatchNormGrad", false));

@@ -1,4 +1,4 @@
-// Gradients of the convolution, pooling and fused batch norm ops built by
+// Gradients of the convolution (Conv2D, DepthwiseConv2dNative), pooling and fused batch norm ops built by
 // gradients() and run through a Session, checked against central finite
 // differences of y = sum(weights * op(xs)) in float64.
 #include <boost/test/unit_test.hpp>
@@ -99,6 +99,12 @@ BOOST_AUTO_TEST_CASE(conv2d) {
     return b.op1("Conv2D", {x[0], x[1]},
                  {{"strides", ints({1, 1, 1, 1})}, {"padding", "EXPLICIT"},
                   {"explicit_paddings", ints({0, 0, 1, 0, 0, 2, 0, 0})}, {"dilations", ints({1, 2, 2, 1})}});
+  });
+}
+
+BOOST_AUTO_TEST_CASE(depthwise_conv2d) {
+  check("DepthwiseConv2dNative", {Shape{2, 4, 5, 2}, Shape{2, 3, 2, 2}}, [](GraphBuilder& b, const Vars& x) {
+    return b.op1("DepthwiseConv2dNative", {x[0], x[1]}, {{"strides", ints({1, 1, 2, 1})}, {"padding", "SAME"}});
   });
 }
 

@@ -74,6 +74,34 @@ Tensor direct_conv(const Tensor& in, const Tensor& f, const Variant& v) {
   return Tensor::from_vector<double>(Shape{B, OH, OW, O}, out);
 }
 
+// DepthwiseConv2dNative by its definition: out[b,y,x,c*M+m] = sum over
+// (i,j) of in[b, iy, ix, c] * f[i,j,c,m].
+Tensor direct_depthwise(const Tensor& in, const Tensor& f, const Variant& v) {
+  const int64_t B = in.dim(0), H = in.dim(1), W = in.dim(2), C = in.dim(3);
+  const int64_t KH = f.dim(0), KW = f.dim(1), M = f.dim(3);
+  const bool ex = v.padding == "EXPLICIT";
+  int64_t OH, OW, pt, pl;
+  window(v, H, KH, v.sh, v.dh, ex ? v.pads[0] : 0, ex ? v.pads[1] : 0, &OH, &pt);
+  window(v, W, KW, v.sw, v.dw, ex ? v.pads[2] : 0, ex ? v.pads[3] : 0, &OW, &pl);
+  const std::vector<double> x = values_of(in), w = values_of(f);
+  std::vector<double> out(B * OH * OW * C * M, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t y = 0; y < OH; ++y)
+      for (int64_t xo = 0; xo < OW; ++xo)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t m = 0; m < M; ++m) {
+            double s = 0;
+            for (int64_t i = 0; i < KH; ++i)
+              for (int64_t j = 0; j < KW; ++j) {
+                const int64_t iy = y * v.sh - pt + i * v.dh, ix = xo * v.sw - pl + j * v.dw;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                s += x[((b * H + iy) * W + ix) * C + c] * w[((i * KW + j) * C + c) * M + m];
+              }
+            out[(((b * OH + y) * OW + xo) * C + c) * M + m] = s;
+          }
+  return Tensor::from_vector<double>(Shape{B, OH, OW, C * M}, out);
+}
+
 std::vector<Variant> variants() {
   std::vector<Variant> vs;
   for (const char* p : {"VALID", "SAME"})
@@ -185,6 +213,39 @@ BOOST_AUTO_TEST_CASE(conv2d_float32_backprops_pointwise) {
   BOOST_REQUIRE(df.ok());
   BOOST_TEST(max_abs_diff(values_of(*dx), numeric_gradient("Conv2D", {x, f}, v.attrs(), 0, dy, 1e-2)) < 1e-3);
   BOOST_TEST(max_abs_diff(values_of(*df), numeric_gradient("Conv2D", {x, f}, v.attrs(), 1, dy, 1e-2)) < 1e-3);
+}
+
+BOOST_AUTO_TEST_CASE(depthwise_conv2d_matches_the_direct_loop_and_finite_differences) {
+  const Tensor x = random_tensor<double>(kIn, 21);
+  const Shape fs{3, 2, 3, 2};  // channel multiplier 2
+  const Tensor f = random_tensor<double>(fs, 22);
+  std::vector<Variant> vs = variants();
+  vs.push_back(Variant());  // a 1x1 filter below takes the pointwise path
+  for (size_t k = 0; k < vs.size(); ++k) {
+    const Variant& v = vs[k];
+    const Tensor filter = k + 1 == vs.size() ? random_tensor<double>({1, 1, 3, 2}, 23) : f;
+    Expected<Tensor> y = run_op1("DepthwiseConv2dNative", {x, filter}, v.attrs());
+    BOOST_REQUIRE_MESSAGE(y.ok(), v.name() << ": " << y.status().to_string());
+    const Tensor want = direct_depthwise(x, filter, v);
+    BOOST_TEST(y->shape().to_string() == want.shape().to_string(), v.name());
+    BOOST_TEST(max_abs_diff(values_of(*y), values_of(want)) < 1e-12, v.name());
+    const Tensor dy = random_tensor<double>(want.shape(), 24);
+    Expected<Tensor> dx = run_op1("DepthwiseConv2dNativeBackpropInput", {shape_tensor(kIn), filter, dy},
+                                  with_t(v.attrs(), DType::float64));
+    BOOST_REQUIRE_MESSAGE(dx.ok(), v.name() << ": " << dx.status().to_string());
+    BOOST_TEST(max_abs_diff(values_of(*dx),
+                            numeric_gradient("DepthwiseConv2dNative", {x, filter}, v.attrs(), 0, dy, 1e-3)) < 1e-8,
+               v.name());
+    Expected<Tensor> df = run_op1("DepthwiseConv2dNativeBackpropFilter", {x, shape_tensor(filter.shape()), dy},
+                                  v.attrs());
+    BOOST_REQUIRE_MESSAGE(df.ok(), v.name() << ": " << df.status().to_string());
+    BOOST_TEST(max_abs_diff(values_of(*df),
+                            numeric_gradient("DepthwiseConv2dNative", {x, filter}, v.attrs(), 1, dy, 1e-3)) < 1e-8,
+               v.name());
+  }
+  BOOST_TEST(contains(error_of("DepthwiseConv2dNative", {x, random_tensor<double>({2, 2, 4, 1}, 1)},
+                               Variant().attrs()),
+                      "input depth 3 (input [2,7,8,3]) differs from the filter's in_channels 4"));
 }
 
 BOOST_AUTO_TEST_CASE(conv2d_errors) {
