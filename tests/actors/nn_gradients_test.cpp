@@ -1,6 +1,7 @@
-// Gradients of the convolution (Conv2D, DepthwiseConv2dNative), pooling and fused batch norm ops built by
-// gradients() and run through a Session, checked against central finite
-// differences of y = sum(weights * op(xs)) in float64.
+// Gradients of the convolution (Conv2D, DepthwiseConv2dNative), pooling,
+// fused batch norm and fused RNN cell ops built by gradients() and run
+// through a Session, checked against central finite differences of
+// y = sum(weights * op(xs)) in float64.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -127,6 +128,23 @@ BOOST_AUTO_TEST_CASE(fused_batch_norm) {
     Output empty = b.constant(Tensor(DType::float64, Shape{0}));
     return b.op("FusedBatchNorm", {x[0], x[1], x[2], empty, empty})[0];
   });
+}
+
+// y weighs h and cs of one LSTM step (the outputs whose gradients flow);
+// x, cs_prev, h_prev, w, the peephole weights and b are all xs.
+BOOST_AUTO_TEST_CASE(lstm_block_cell) {
+  for (bool peephole : {false, true})
+    check(std::string("LSTMBlockCell") + (peephole ? " with peepholes" : ""),
+          {Shape{2, 3}, Shape{2, 4}, Shape{2, 4}, Shape{7, 16}, Shape{4}, Shape{4}, Shape{4}, Shape{16}},
+          [&](GraphBuilder& b, const Vars& x) {
+            graph::Outputs o = b.op("LSTMBlockCell", x, {{"use_peephole", peephole}, {"cell_clip", -1.0f}});
+            return b.concat({o[6], b.mul(o[1], b.scalar(0.5))}, b.scalar<int32_t>(1));
+          });
+}
+
+BOOST_AUTO_TEST_CASE(gru_block_cell) {
+  check("GRUBlockCell", {Shape{2, 3}, Shape{2, 4}, Shape{7, 8}, Shape{7, 4}, Shape{8}, Shape{4}},
+        [](GraphBuilder& b, const Vars& x) { return b.op("GRUBlockCell", x)[3]; });
 }
 
 BOOST_AUTO_TEST_SUITE_END()
