@@ -7,6 +7,10 @@ namespace tagflow::ops {
 
 namespace {
 
+// Window sizes, strides, dilations and paddings above this are refused, so
+// that output sizes are computed without overflow.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
+
 Status bad(const char* op, const std::string& what) {
   return Status(Error::invalid_argument, std::string(op) + ": " + what);
 }
@@ -31,6 +35,8 @@ Expected<std::vector<int64_t>> read_nhwc_list(const KernelInit& init, const char
   if (v[1] < 1 || v[2] < 1)
     return bad(op, std::string(name) + " " + list_string(v) +
                        " must be >= 1 in the height and width dimensions");
+  if (v[1] > kMaxWindowValue || v[2] > kMaxWindowValue)
+    return bad(op, std::string(name) + " " + list_string(v) + " exceeds " + std::to_string(kMaxWindowValue));
   return v;
 }
 
@@ -73,7 +79,9 @@ Status read_explicit_paddings(const KernelInit& init, const char* op, WindowAttr
   if (p.size() != 8)
     return bad(op, "explicit_paddings must have 8 entries with padding EXPLICIT, got " + list_string(p));
   for (int64_t v : p)
-    if (v < 0) return bad(op, "explicit_paddings " + list_string(p) + " must be >= 0");
+    if (v < 0 || v > kMaxWindowValue)
+      return bad(op, "explicit_paddings " + list_string(p) + " must be >= 0 and <= " +
+                         std::to_string(kMaxWindowValue));
   if (p[0] != 0 || p[1] != 0 || p[6] != 0 || p[7] != 0)
     return bad(op, "explicit_paddings " + list_string(p) +
                        " must be 0 in the batch and depth dimensions");
@@ -159,10 +167,16 @@ Status compute_output_size(const char* op, const WindowAttrs& w, ConvGeometry& g
   g.stride_w = w.stride_w;
   g.dilation_h = w.dilation_h;
   g.dilation_w = w.dilation_w;
+  if (g.k_h > kMaxWindowValue || g.k_w > kMaxWindowValue)
+    return bad(op, "the window " + std::to_string(g.k_h) + "x" + std::to_string(g.k_w) + " exceeds " +
+                       std::to_string(kMaxWindowValue));
   TF_RETURN_IF_ERROR(output_dim(op, "height", g.in_h, g.k_h, g.dilation_h, g.stride_h, w.padding,
                                 w.pad_top, w.pad_bottom, &g.out_h, &g.pad_top));
-  return output_dim(op, "width", g.in_w, g.k_w, g.dilation_w, g.stride_w, w.padding, w.pad_left,
-                    w.pad_right, &g.out_w, &g.pad_left);
+  TF_RETURN_IF_ERROR(output_dim(op, "width", g.in_w, g.k_w, g.dilation_w, g.stride_w, w.padding,
+                                w.pad_left, w.pad_right, &g.out_w, &g.pad_left));
+  Expected<Shape> out = Shape::make({g.batch, g.out_h, g.out_w, g.out_c});
+  if (!out.ok()) return out.status().with_prefix(std::string(op) + ": the output ");
+  return ok_status();
 }
 
 Expected<Shape> read_shape4(const char* op, const char* what, const Tensor& t) {

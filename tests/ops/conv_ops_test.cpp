@@ -279,6 +279,18 @@ BOOST_AUTO_TEST_CASE(conv2d_errors) {
                                {{"strides", int_list({1, 1, 1, 1})}, {"padding", "VALID"},
                                 {"explicit_paddings", int_list({0, 0, 1, 1, 1, 1, 0, 0})}}),
                       "given with padding other than EXPLICIT"));
+  // Paddings whose output would not fit in a shape, and absurd ones.
+  const int64_t big = int64_t{1} << 31;
+  BOOST_TEST(error_of("Conv2D", {x, f},
+                      {{"strides", int_list({1, 1, 1, 1})}, {"padding", "EXPLICIT"},
+                       {"explicit_paddings", int_list({0, 0, big, big, big, big, 0, 0})}}) ==
+             "invalid_argument: Conv2D: the output shape has too many elements");
+  BOOST_TEST(contains(error_of("Conv2D", {x, f},
+                               {{"strides", int_list({1, 1, 1, 1})}, {"padding", "EXPLICIT"},
+                                {"explicit_paddings", int_list({0, 0, 2 * big, 0, 0, 0, 0, 0})}}),
+                      "must be >= 0 and <= 2147483648"));
+  BOOST_TEST(contains(error_of("Conv2D", {x, f}, {{"strides", int_list({1, 4 * big, 1, 1})}, {"padding", "SAME"}}),
+                      "exceeds 2147483648"));
   BOOST_TEST(error_of("Conv2D", {x, f},
                       {{"strides", int_list({1, 1, 1, 1})}, {"padding", "VALID"}, {"data_format", "NCHW"}}) ==
              "unimplemented: Conv2D 'test_Conv2D': data_format NCHW is not implemented (only NHWC)");
