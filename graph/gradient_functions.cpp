@@ -10,6 +10,10 @@
 
 namespace tagflow::graph {
 
+// The convolution, pooling and batch norm gradients
+// (nn_gradient_functions.cpp).
+void add_nn_gradients(GradientRegistry& r);
+
 namespace {
 
 using C = GradContext;
@@ -669,6 +673,7 @@ GradientRegistry make_global() {
   add("LogSoftmax", log_softmax_grad);
   add("SoftmaxCrossEntropyWithLogits", cross_entropy_grad);
   add("SparseSoftmaxCrossEntropyWithLogits", cross_entropy_grad);
+  add_nn_gradients(r);
 
   // Matrix products.
   add("MatMul", [](C& c) { return matmul_grad(c, "MatMul", "transpose_a", "transpose_b"); });

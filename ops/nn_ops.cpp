@@ -1,12 +1,14 @@
 // The neural-network ops: Relu and ReluGrad, Softmax and LogSoftmax (over
 // the last axis), BiasAdd (NHWC: the bias runs along the last dimension;
 // NCHW: along dimension 1) and BiasAddGrad; register_nn_ops also registers
-// the softmax cross-entropy losses (softmax_xent_ops.cpp). Signatures follow
+// the softmax cross-entropy losses (softmax_xent_ops.cpp) and the parts
+// declared in nn_ops.hpp (convolutions, pooling, ...). Signatures follow
 // TensorFlow's core/ops/nn_ops.cc.
 #include <Eigen/Core>
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/nn_ops.hpp"
 
 namespace tagflow::ops {
 
@@ -268,6 +270,10 @@ void register_nn_ops(OpRegistry& r) {
                           .attr("data_format", "string", "NHWC")
                           .kernel(bias_factory<BiasAddGradKernel>("BiasAddGrad")));
   register_softmax_xent_ops(r);
+  register_conv_ops(r);
+  register_pooling_ops(r);
+  register_batch_norm_ops(r);
+  register_rnn_cell_ops(r);
 }
 
 }  // namespace tagflow::ops
