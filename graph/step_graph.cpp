@@ -10,6 +10,7 @@
 
 #include "graph/control_flow.hpp"
 #include "graph/device.hpp"
+#include "graph/lower_functional.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 
@@ -271,6 +272,41 @@ Status check_root_frame(const Graph& g, const std::vector<std::string>& feeds,
   return ok_status();
 }
 
+// The dtype of a fed endpoint whose producer does not declare one (an op
+// tagflow does not know): what its consumers' signatures expect there.
+Expected<DType> inferred_feed_type(const Graph& g, const std::string& feed, Endpoint e) {
+  for (const OutEdge& out : g.out_edges(e.node)) {
+    if (out.src_port != e.port || out.dst_input < 0) continue;
+    const Node& consumer = g.node(out.dst);
+    const auto i = static_cast<size_t>(out.dst_input);
+    if (consumer.input_types.size() != consumer.inputs.size()) continue;
+    const DType t = ops::base_dtype(consumer.input_types[i]);
+    if (t != DType::invalid) return t;
+  }
+  const Node& n = g.node(e.node);
+  return Status(Error::invalid_argument,
+                fmt::format("feed '{}': the dtype of '{}' cannot be inferred: node '{}' has op '{}', "
+                            "which tagflow does not know, and no consumer whose signature is known "
+                            "reads that output", ops::abbreviate(feed), g.endpoint_name(e), n.name, n.op));
+}
+
+// Only what the step's `_Retval`s and `targets` need, after lowering: a
+// call keeps its whole body, some of which its used outputs may not need.
+Expected<Graph> prune_lowered(const Graph& g, const std::vector<std::string>& targets) {
+  std::vector<NodeId> roots;
+  for (NodeId id = 0; id < g.num_nodes(); ++id) {
+    const Node& n = g.node(id);
+    if (n.op == "_Retval" && !is_function_io(n, "_Retval")) roots.push_back(id);
+  }
+  for (const std::string& t : targets)
+    if (NodeId id = g.find(t); id != kNoNode) roots.push_back(id);
+  const std::vector<Endpoint> none;
+  StepNodes nodes(g, none, none);
+  std::vector<bool> keep = nodes.needed(roots);
+  if (std::all_of(keep.begin(), keep.end(), [](bool k) { return k; })) return g;
+  return build(g, nodes, keep, {}, {});
+}
+
 }  // namespace
 
 DeclaredOutput declared_output(const Graph& g, Endpoint e) {
@@ -323,7 +359,8 @@ Status check_feed(const std::string& feed, const DeclaredOutput& declared, const
 
 Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::string>& feeds,
                                     const std::vector<std::string>& fetches,
-                                    const std::vector<std::string>& targets) {
+                                    const std::vector<std::string>& targets,
+                                    FunctionInstantiator* functions) {
   StepGraph step;
   // The _Arg and _Retval nodes are named _feed/i and _fetch/i: a graph
   // that already has such a node cannot take them.
@@ -340,6 +377,10 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
         return Status(Error::invalid_argument, "feed '" + ops::abbreviate(feeds[i]) + "' is given twice");
     feed_points.push_back(*e);
     step.feeds.push_back(declared_output(g, *e));
+    if (step.feeds.back().dtype == DType::invalid) {
+      TF_ASSIGN_OR_RETURN(step.feeds.back().dtype, inferred_feed_type(g, feeds[i], *e));
+      step.feeds.back().declared_by = fmt::format("the consumers of '{}'", g.endpoint_name(*e));
+    }
     TF_RETURN_IF_ERROR(taken(fmt::format("_feed/{}", i)));
   }
   std::vector<Endpoint> fetch_points;
@@ -386,11 +427,19 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
                     fmt::format("_Arg '{}' must be fed: the fetches and targets need this argument "
                                 "of the function the graph was converted from", n.name));
   }
+  if (functions != nullptr) {
+    TF_ASSIGN_OR_RETURN(Graph lowered, functions->lower(step.graph));
+    std::vector<std::string> target_names;
+    for (NodeId id : targets_run) target_names.push_back(g.node(id).name);
+    TF_ASSIGN_OR_RETURN(step.graph, prune_lowered(lowered, target_names));
+  }
   // The graph's nodes were validated with it; the new ones and every edge
   // are checked here, and an op tagflow does not know is an error now.
   ValidateOptions options;
   options.keep_resolved = true;
-  TF_RETURN_IF_ERROR(validate(step.graph, options));
+  Status valid = validate(step.graph, options);
+  if (functions != nullptr) valid = functions->with_call_chain(valid);
+  TF_RETURN_IF_ERROR(valid);
   return step;
 }
 

@@ -12,6 +12,8 @@
 
 namespace tagflow::graph {
 
+class FunctionInstantiator;
+
 // "name" (port 0) or "name:k"; an error names the text.
 Expected<Endpoint> parse_endpoint(const Graph& g, const std::string& text);
 
@@ -45,8 +47,15 @@ struct StepGraph {
 // it has one value per iteration of each frame instance, not one per step.
 // The `_Retval` nodes of a function converted to a graph are fetched by
 // name (the value of their input); as a target they run their input.
+// A fed output whose producer declares no dtype (an op tagflow does not
+// know) takes the dtype its consumers' signatures expect; an error names
+// the node when none tells.
+// With `functions`, `g` may hold functional ops: those the step keeps are
+// lowered by it (functions instantiated on demand), the result pruned
+// again, and errors inside functions name the call chain.
 Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::string>& feeds,
                                     const std::vector<std::string>& fetches,
-                                    const std::vector<std::string>& targets);
+                                    const std::vector<std::string>& targets,
+                                    FunctionInstantiator* functions = nullptr);
 
 }  // namespace tagflow::graph
