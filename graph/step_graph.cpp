@@ -272,24 +272,6 @@ Status check_root_frame(const Graph& g, const std::vector<std::string>& feeds,
   return ok_status();
 }
 
-// The dtype of a fed endpoint whose producer does not declare one (an op
-// tagflow does not know): what its consumers' signatures expect there.
-Expected<DType> inferred_feed_type(const Graph& g, const std::string& feed, Endpoint e) {
-  for (const OutEdge& out : g.out_edges(e.node)) {
-    if (out.src_port != e.port || out.dst_input < 0) continue;
-    const Node& consumer = g.node(out.dst);
-    const auto i = static_cast<size_t>(out.dst_input);
-    if (consumer.input_types.size() != consumer.inputs.size()) continue;
-    const DType t = ops::base_dtype(consumer.input_types[i]);
-    if (t != DType::invalid) return t;
-  }
-  const Node& n = g.node(e.node);
-  return Status(Error::invalid_argument,
-                fmt::format("feed '{}': the dtype of '{}' cannot be inferred: node '{}' has op '{}', "
-                            "which tagflow does not know, and no consumer whose signature is known "
-                            "reads that output", ops::abbreviate(feed), g.endpoint_name(e), n.name, n.op));
-}
-
 // Only what the step's `_Retval`s and `targets` need, after lowering: a
 // call keeps its whole body, some of which its used outputs may not need.
 Expected<Graph> prune_lowered(const Graph& g, const std::vector<std::string>& targets) {
@@ -337,6 +319,26 @@ DeclaredOutput declared_output(const Graph& g, Endpoint e) {
   return d;
 }
 
+Expected<DeclaredOutput> feed_declaration(const Graph& g, const std::string& feed, Endpoint e) {
+  DeclaredOutput d = declared_output(g, e);
+  if (d.dtype != DType::invalid) return d;
+  for (const OutEdge& out : g.out_edges(e.node)) {
+    if (out.src_port != e.port || out.dst_input < 0) continue;
+    const Node& consumer = g.node(out.dst);
+    if (consumer.input_types.size() != consumer.inputs.size()) continue;
+    const DType t = ops::base_dtype(consumer.input_types[static_cast<size_t>(out.dst_input)]);
+    if (t == DType::invalid) continue;
+    d.dtype = t;
+    d.declared_by = fmt::format("{} '{}', which reads it,", consumer.op, consumer.name);
+    return d;
+  }
+  const Node& n = g.node(e.node);
+  return Status(Error::invalid_argument,
+                fmt::format("feed '{}': the dtype of '{}' cannot be inferred: node '{}' has op '{}', which "
+                            "declares none here, and no consumer whose signature is known reads that output",
+                            ops::abbreviate(feed), g.endpoint_name(e), n.name, n.op));
+}
+
 Status check_feed(const std::string& feed, const DeclaredOutput& declared, const ops::Tensor& value) {
   if (!value.valid())
     return Status(Error::invalid_argument, fmt::format("feed '{}' has no value", ops::abbreviate(feed)));
@@ -376,11 +378,8 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
       if (seen == *e)
         return Status(Error::invalid_argument, "feed '" + ops::abbreviate(feeds[i]) + "' is given twice");
     feed_points.push_back(*e);
-    step.feeds.push_back(declared_output(g, *e));
-    if (step.feeds.back().dtype == DType::invalid) {
-      TF_ASSIGN_OR_RETURN(step.feeds.back().dtype, inferred_feed_type(g, feeds[i], *e));
-      step.feeds.back().declared_by = fmt::format("the consumers of '{}'", g.endpoint_name(*e));
-    }
+    TF_ASSIGN_OR_RETURN(DeclaredOutput declared, feed_declaration(g, feeds[i], *e));
+    step.feeds.push_back(std::move(declared));
     TF_RETURN_IF_ERROR(taken(fmt::format("_feed/{}", i)));
   }
   std::vector<Endpoint> fetch_points;

@@ -29,6 +29,13 @@ struct DeclaredOutput {
 };
 DeclaredOutput declared_output(const Graph& g, Endpoint e);
 
+// What a feed of `e` must be: declared_output, and where the producer
+// declares no dtype (an op tagflow does not know) the dtype the first
+// consumer with a known signature expects there (its OpDef input type with
+// its attrs); an error naming the node when no consumer tells. `g` must be
+// validated (consumers known).
+Expected<DeclaredOutput> feed_declaration(const Graph& g, const std::string& feed, Endpoint e);
+
 // A fed value against what the graph declares where it is fed: another
 // dtype, another rank or another known dimension is an error naming both
 // ("feed 'x' is int32 [2] but Placeholder 'x' declares int32 [3]").
@@ -47,9 +54,7 @@ struct StepGraph {
 // it has one value per iteration of each frame instance, not one per step.
 // The `_Retval` nodes of a function converted to a graph are fetched by
 // name (the value of their input); as a target they run their input.
-// A fed output whose producer declares no dtype (an op tagflow does not
-// know) takes the dtype its consumers' signatures expect; an error names
-// the node when none tells.
+// A feed's dtype is feed_declaration's.
 // With `functions`, `g` may hold functional ops: those the step keeps are
 // lowered by it (functions instantiated on demand), the result pruned
 // again, and errors inside functions name the call chain.

@@ -13,10 +13,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string inspect_path;
+  std::vector<std::string> inspect_fetches;
   CLI::App* inspect_cmd = app.add_subcommand(
       "inspect", "Print a graph's node count, op histogram, frames (nesting, pivots), "
-                 "devices and ops with no kernel");
+                 "devices, ops with no kernel, and per library function its ops with no "
+                 "kernel and whether a run reaches it");
   inspect_cmd->add_option("GRAPH", inspect_path, "GraphDef file (.pbtxt or .pb)")->required();
+  inspect_cmd->add_option("--fetch", inspect_fetches,
+                          "Also say which functions these fetches (name[:port]) reach");
 
   std::string convert_in, convert_out;
   CLI::App* convert_cmd = app.add_subcommand(
@@ -180,7 +184,7 @@ int main(int argc, char** argv) {
   // Kernels turn running out of memory into errors; this is for the rest.
   try {
     if (*part_cmd) return tagflow::tools::partition_graph(part);
-    if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path);
+    if (*inspect_cmd) return tagflow::tools::inspect_graph(inspect_path, inspect_fetches);
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
     if (*grad_cmd) return tagflow::tools::gradient_graph(grad);

@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(errors_inside_called_functions_name_the_call_chain) {
   const std::string reshape =
       "function { signature { name: \"reshape\" input_arg { name: \"a\" type: DT_INT32 } "
       "output_arg { name: \"out\" type: DT_INT32 } } "
-      "node_def { name: \"shape\" op: \"Const\" input: \"^a\" " + type_attr("dtype", "DT_INT32") +
+      "node_def { name: \"shape\" op: \"Const\" " + type_attr("dtype", "DT_INT32") +
       " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 2 } } } } "
       "node_def { name: \"r\" op: \"Reshape\" input: \"a\" input: \"shape:output:0\" " + type_attr("T", "DT_INT32") +
       " " + type_attr("Tshape", "DT_INT32") + " } ret { key: \"out\" value: \"r:output:0\" } }\n";
