@@ -17,7 +17,7 @@
 #include "actors/step_waiter.hpp"
 #include "graph/device.hpp"
 #include "graph/implementation_selection.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/function_instantiator.hpp"
 #include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"

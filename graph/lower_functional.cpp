@@ -1,13 +1,9 @@
 #include "graph/lower_functional.hpp"
 
 #include <algorithm>
-#include <map>
-#include <optional>
-#include <unordered_map>
-#include <unordered_set>
 
-#include "graph/function_library.hpp"
 #include "graph/implementation_selection.hpp"
+#include "graph/lowering.hpp"
 #include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
@@ -69,48 +65,12 @@ Expected<NameAttrList> func_attr(const Node& n, const std::string& where, const 
   return *f;
 }
 
-// One step of a call chain: node `node` (as written where it is) calls
-// function `function` as its `role` (function, then_branch, body, ...).
-struct Link {
-  std::string node;
-  std::string role;
-  std::string function;
-};
-
-struct Item {
-  NodeSpec spec;
-  std::vector<Link> chain;  // the calls whose bodies hold this node, outermost first
-  std::string original;     // its name where it is written (a body, or the graph)
-  // A branch, cond or body call made by lowering: the link it adds is the
-  // functional node's, in that role.
-  std::optional<Link> call_as;
-};
-
-// Where an item is written: "node 'while' → body 'b' → node 'mul'".
-std::string location(const std::vector<Link>& chain, const std::string& original) {
-  std::string s;
-  for (const Link& l : chain) s += "node " + quoted(l.node) + " → " + l.role + " " + quoted(l.function) + " → ";
-  return s + "node " + quoted(original);
-}
-
 // A function a functional node uses, with its signature resolved.
 struct Callee {
   NameAttrList func;
   const tensorflow::FunctionDef* def = nullptr;
   std::vector<DType> inputs, outputs;
 };
-
-// Where each node lowered from a function body is written, by its name in
-// the lowered graph: what errors about it say instead of that name.
-struct ChainEntry {
-  std::string location;  // "node 'while' → body 'b' → node 'mul'"
-  bool helper = false;   // made by lowering that node, not written in a body
-};
-using ChainMap = std::unordered_map<std::string, ChainEntry>;
-
-// Stands for data input k of the functional node a cached expansion was made
-// for (FunctionInstantiator): the step graph's input replaces it.
-const char* const kCallInput = "\x01" "call input";
 
 class Lowering {
  public:
@@ -569,7 +529,14 @@ class Lowering {
   std::string where_;  // "If 'cond': ", how errors name the node being expanded
 };
 
-// The graph's node as an item: inputs by name.
+}  // namespace
+
+std::string location(const std::vector<Link>& chain, const std::string& original) {
+  std::string s;
+  for (const Link& l : chain) s += "node " + quoted(l.node) + " → " + l.role + " " + quoted(l.function) + " → ";
+  return s + "node " + quoted(original);
+}
+
 Item item_of(const Graph& g, const Node& n) {
   Item item;
   item.original = n.name;
@@ -581,7 +548,6 @@ Item item_of(const Graph& g, const Node& n) {
   return item;
 }
 
-// The graph of `items`, inputs resolved by name; versions and library of `g`.
 Expected<Graph> build_graph(const std::vector<Item>& items, const Graph& g) {
   Graph out;
   out.reserve(static_cast<NodeId>(items.size()));
@@ -613,8 +579,6 @@ Expected<Graph> build_graph(const std::vector<Item>& items, const Graph& g) {
   return out;
 }
 
-// `message` with the first quoted node name `chains` knows replaced by
-// where that node is written.
 std::string with_chain(const ChainMap& chains, const std::string& message) {
   for (size_t open = message.find('\''); open != std::string::npos;) {
     const size_t close = message.find('\'', open + 1);
@@ -635,7 +599,16 @@ std::string with_chain(const ChainMap& chains, const std::string& message) {
   return message;
 }
 
-}  // namespace
+bool is_functional(const Node& n, const FunctionLibrary& lib) { return kind_of(n, lib) != Kind::none; }
+
+Expected<std::vector<Item>> expand_functional(const FunctionLibrary& lib, std::vector<Item> items,
+                                              std::unordered_set<std::string>* names, ChainMap* chains,
+                                              int64_t max_nodes, int64_t outside) {
+  Lowering lowering(lib, names, chains, max_nodes, outside);
+  auto expanded = lowering.run(std::move(items));
+  if (!expanded.ok()) return Status(expanded.status().code(), with_chain(*chains, expanded.status().message()));
+  return expanded;
+}
 
 bool has_functional_ops(const Graph& g) {
   FunctionLibrary lib(g.library());
@@ -655,75 +628,10 @@ Status lower_functional_ops(Graph* g, int64_t max_nodes) {
     items.push_back(item_of(*g, n));
   }
   ChainMap chains;
-  Lowering lowering(lib, &names, &chains, max_nodes, 0);
-  auto lowered = lowering.run(std::move(items));
-  if (!lowered.ok()) return Status(lowered.status().code(), with_chain(chains, lowered.status().message()));
-  TF_ASSIGN_OR_RETURN(Graph out, build_graph(*lowered, *g));
+  TF_ASSIGN_OR_RETURN(std::vector<Item> lowered, expand_functional(lib, std::move(items), &names, &chains, max_nodes, 0));
+  TF_ASSIGN_OR_RETURN(Graph out, build_graph(lowered, *g));
   *g = std::move(out);
   return ok_status();
-}
-
-struct FunctionInstantiator::State {
-  explicit State(const Graph& whole) : library(whole.library()), lib(library) {}
-  tensorflow::FunctionDefLibrary library;  // the whole graph's, which `lib` indexes
-  FunctionLibrary lib;
-  std::unordered_set<std::string> names;  // the whole graph's and every lowered node's
-  ChainMap chains;
-  // By functional node: its expansion, the node's data inputs as kCallInput.
-  std::unordered_map<std::string, std::vector<Item>> expansions;
-  int64_t max_nodes = 0;
-};
-
-FunctionInstantiator::FunctionInstantiator(const Graph& whole, int64_t max_nodes)
-    : state_(std::make_unique<State>(whole)) {
-  state_->max_nodes = max_nodes;
-  state_->names.reserve(static_cast<size_t>(whole.num_nodes()));
-  for (const Node& n : whole.nodes()) state_->names.insert(n.name);
-}
-
-FunctionInstantiator::~FunctionInstantiator() = default;
-
-Expected<Graph> FunctionInstantiator::lower(const Graph& g) {
-  State& st = *state_;
-  bool any = false;
-  for (const Node& n : g.nodes()) any = any || kind_of(n, st.lib) != Kind::none;
-  if (!any) return g;
-  std::vector<Item> items;
-  items.reserve(static_cast<size_t>(g.num_nodes()));
-  for (const Node& n : g.nodes()) {
-    Item item = item_of(g, n);
-    if (kind_of(n, st.lib) == Kind::none) {
-      st.names.insert(n.name);  // a step's own nodes (_feed/0) are names too
-      items.push_back(std::move(item));
-      continue;
-    }
-    auto cached = st.expansions.find(n.name);
-    if (cached == st.expansions.end()) {
-      Item call = item;
-      for (size_t k = 0; k < call.spec.inputs.size(); ++k) call.spec.inputs[k] = {kCallInput, static_cast<int>(k)};
-      Lowering lowering(st.lib, &st.names, &st.chains, st.max_nodes, g.num_nodes() - 1);
-      auto expansion = lowering.run({std::move(call)});
-      if (!expansion.ok())
-        return Status(expansion.status().code(), with_chain(st.chains, expansion.status().message()));
-      cached = st.expansions.emplace(n.name, std::move(expansion).value()).first;
-    }
-    for (const Item& lowered : cached->second) {
-      items.push_back(lowered);
-      for (NamedEndpoint& e : items.back().spec.inputs)
-        if (e.node == kCallInput) e = item.spec.inputs[static_cast<size_t>(e.port)];
-    }
-  }
-  if (st.max_nodes > 0 && static_cast<int64_t>(items.size()) > st.max_nodes)
-    return Status(Error::resource_exhausted,
-                  "lowering functional ops: the step's graph has " + std::to_string(items.size()) +
-                      " nodes with its functions inlined, over the limit of " + std::to_string(st.max_nodes) +
-                      " nodes (--max-nodes, [tagflow] max-nodes)");
-  return build_graph(items, g);
-}
-
-Status FunctionInstantiator::with_call_chain(const Status& s) const {
-  if (s.ok() || state_->chains.empty()) return s;
-  return Status(s.code(), with_chain(state_->chains, s.message()));
 }
 
 }  // namespace tagflow::graph

@@ -17,12 +17,9 @@
 // "node 'while' → body 'while_body_12' → node 'mul': ...".
 // Calls are first pointed at the implementation this runtime prefers
 // (graph/implementation_selection.hpp).
-// lower_functional_ops is a pure function of its input graph;
-// FunctionInstantiator is owned by one session and used under its lock
-// (thread-compatible).
+// A pure function of its input graph; thread-compatible. A session lowers
+// per step instead (graph/function_instantiator.hpp).
 #pragma once
-
-#include <memory>
 
 #include "graph/graph.hpp"
 
@@ -36,35 +33,5 @@ bool has_functional_ops(const Graph& g);
 // `max_nodes` nodes (0: no limit) is resource_exhausted, found as soon as
 // inlining passes it: nested calls can multiply a small graph's size.
 Status lower_functional_ops(Graph* g, int64_t max_nodes = 0);
-
-// Functions instantiated on demand: lowers only the functional nodes of the
-// graphs it is given — the step graphs made from one graph, `whole` — so a
-// function no step calls is never checked. Each functional node is expanded
-// once, the first time a step needs it, and later steps reuse the
-// expansion: a lowered node has the same name in every step (variables and
-// other resources are found by node name across steps), and no new name
-// collides with a node of `whole`.
-class FunctionInstantiator {
- public:
-  FunctionInstantiator(const Graph& whole, int64_t max_nodes = 0);
-  ~FunctionInstantiator();
-  FunctionInstantiator(const FunctionInstantiator&) = delete;
-  FunctionInstantiator& operator=(const FunctionInstantiator&) = delete;
-
-  // `g` with its functional nodes lowered; `g`'s nodes are nodes of `whole`
-  // (same names; their data inputs may differ, as a step's feeds make them)
-  // or new nodes that are not functional. Errors name the call chain.
-  // Over `max_nodes` nodes is resource_exhausted.
-  Expected<Graph> lower(const Graph& g);
-
-  // `s` with the first node it names that was lowered from a function body
-  // named by its call chain instead ("node 'while/body/mul'" becomes
-  // "node 'while' → body 'b' → node 'mul'"); other statuses unchanged.
-  Status with_call_chain(const Status& s) const;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
 
 }  // namespace tagflow::graph

@@ -10,7 +10,7 @@
 
 #include "graph/control_flow.hpp"
 #include "graph/device.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/function_instantiator.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 
@@ -427,10 +427,12 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
                                 "of the function the graph was converted from", n.name));
   }
   if (functions != nullptr) {
-    TF_ASSIGN_OR_RETURN(Graph lowered, functions->lower(step.graph));
-    std::vector<std::string> target_names;
-    for (NodeId id : targets_run) target_names.push_back(g.node(id).name);
-    TF_ASSIGN_OR_RETURN(step.graph, prune_lowered(lowered, target_names));
+    TF_ASSIGN_OR_RETURN(bool lowered, functions->lower(&step.graph));
+    if (lowered) {
+      std::vector<std::string> target_names;
+      for (NodeId id : targets_run) target_names.push_back(g.node(id).name);
+      TF_ASSIGN_OR_RETURN(step.graph, prune_lowered(step.graph, target_names));
+    }
   }
   // The graph's nodes were validated with it; the new ones and every edge
   // are checked here, and an op tagflow does not know is an error now.

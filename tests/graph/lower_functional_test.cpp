@@ -6,6 +6,7 @@
 #include "graph/control_flow.hpp"
 #include "graph/function_library.hpp"
 #include "graph/import.hpp"
+#include "graph/function_instantiator.hpp"
 #include "graph/lower_functional.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/step_graph.hpp"
