@@ -16,7 +16,8 @@
 #include "actors/session_config.hpp"
 #include "actors/step_waiter.hpp"
 #include "graph/device.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/implementation_selection.hpp"
+#include "graph/function_instantiator.hpp"
 #include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
@@ -249,6 +250,13 @@ struct Session::Impl {
     drain();
   }
 
+  // A step's error that names a node lowered from a function body names
+  // its call chain instead.
+  Status with_call_chain(const Status& s) {
+    std::lock_guard<std::mutex> lock(prepare_mu);
+    return functions->with_call_chain(s);
+  }
+
   // Partitions no step will use again: the coordinator stops watching
   // them, then stops them (their end is no partition_down).
   void release(const Prepared& p) {
@@ -303,7 +311,7 @@ struct Session::Impl {
     if (it != prepared.end()) return it->second;
     std::vector<std::string> feed_names;
     for (auto& f : feeds) feed_names.push_back(f.first);
-    TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets));
+    TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets, functions.get()));
     pin_resources(&sg.graph);
     TF_ASSIGN_OR_RETURN(graph::DeviceAssignment placed,
                         graph::assign_devices(sg.graph, devices, options.placement));
@@ -456,7 +464,10 @@ struct Session::Impl {
   caf::actor_system system;
   caf::actor coordinator;
   std::vector<caf::actor> workers;  // compute jobs of kernel batches
-  graph::Graph graph;
+  graph::Graph graph;  // functional ops not lowered
+  // The functions steps call, instantiated when a step first needs them
+  // (prepare_mu held).
+  std::unique_ptr<graph::FunctionInstantiator> functions;
   std::map<std::string, std::shared_ptr<const Prepared>> prepared;
   std::map<std::string, std::shared_ptr<ops::ResourceManager>> resources;  // by local device
   std::optional<std::map<std::string, std::string>> resource_devices;  // node -> device
@@ -477,9 +488,10 @@ Session::~Session() = default;
 
 ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionOptions options) {
   TF_ASSIGN_OR_RETURN(options, resolve_options(std::move(options)));
-  // Functional ops become Switch/Merge/Enter/Exit first: their names stay
-  // valid fetches, and the executor only knows the primitives.
-  TF_RETURN_IF_ERROR(graph::lower_functional_ops(&g, *options.max_nodes));
+  // Functional ops stay as they are: each step lowers those it needs to
+  // Switch/Merge/Enter/Exit (their names stay valid fetches), so a function
+  // no step calls is never instantiated.
+  graph::select_implementations(&g);
   if (g.num_nodes() > *options.max_nodes)
     return Status(ops::Error::resource_exhausted,
                   fmt::format("the graph has {} nodes, over the limit of {} (--max-nodes, [tagflow] "
@@ -491,6 +503,7 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   TF_RETURN_IF_ERROR(config->load());
   auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
+  impl->functions = std::make_unique<graph::FunctionInstantiator>(impl->graph, *impl->options.max_nodes);
   impl->devices = impl->options.devices;
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -533,7 +546,11 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   }
   for (size_t i = 0; i < feeds.size(); ++i)
     TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
-  if (p->direct_resources) return impl_->run_direct(*p, feeds);
+  if (p->direct_resources) {
+    StepWaiter::Result direct = impl_->run_direct(*p, feeds);
+    if (!direct.ok()) return impl_->with_call_chain(direct.status());
+    return direct;
+  }
   const size_t n = p->partitions.size();
   auto waiter = std::make_shared<StepWaiter>(static_cast<int>(n));
   StepPlan plan;
@@ -564,6 +581,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     result = waiter->take();
   }
   if (!result.ok() && result.status().code() == ops::Error::unavailable && p->remote) impl_->forget_remote();
+  if (!result.ok()) return impl_->with_call_chain(result.status());
   return result;
 }
 

@@ -120,7 +120,11 @@ ops::Expected<std::chrono::nanoseconds> timeout_from_ms(int64_t milliseconds);
 
 class Session {
  public:
-  // Validates the graph (unknown ops are an error only if a step needs them).
+  // Validates the graph (unknown ops are an error only if a step needs
+  // them). Functional ops are lowered per step, only those the step needs
+  // (library functions are instantiated on demand, once per session:
+  // graph::FunctionInstantiator), after calls were pointed at the
+  // implementation a CPU runs (graph/implementation_selection.hpp).
   static ops::Expected<std::unique_ptr<Session>> create(graph::Graph g, SessionOptions options = {});
   // The options with the devices and every limit resolved — from the
   // options, else the configuration (the embedded default, then

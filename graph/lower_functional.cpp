@@ -1,9 +1,9 @@
 #include "graph/lower_functional.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 
-#include "graph/function_library.hpp"
+#include "graph/implementation_selection.hpp"
+#include "graph/lowering.hpp"
 #include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
@@ -42,35 +42,28 @@ Kind kind_of(const Node& n, const FunctionLibrary& lib) {
   return lib.find(n.op) != nullptr ? Kind::call : Kind::none;
 }
 
-// Attr readers for a node that has not been validated yet.
-std::string where_of(const Node& n) { return n.op + " " + quoted(n.name) + ": "; }
-
-Status missing_attr(const Node& n, const std::string& key, const char* type) {
-  return Status(Error::invalid_graph, where_of(n) + "attr " + quoted(key) + " is missing or not a " + type);
+// Attr readers for a node that has not been validated yet; `where` names it.
+Status missing_attr(const std::string& where, const std::string& key, const char* type) {
+  return Status(Error::invalid_graph, where + "attr " + quoted(key) + " is missing or not a " + type);
 }
 
-Expected<DType> type_attr(const Node& n, const std::string& key) {
+Expected<DType> type_attr(const Node& n, const std::string& where, const std::string& key) {
   const DType* t = n.attr<DType>(key);
-  if (t == nullptr) return missing_attr(n, key, "type");
+  if (t == nullptr) return missing_attr(where, key, "type");
   return *t;
 }
 
-Expected<std::vector<DType>> type_list_attr(const Node& n, const std::string& key) {
+Expected<std::vector<DType>> type_list_attr(const Node& n, const std::string& where, const std::string& key) {
   const AttrList* l = n.attr<AttrList>(key);
-  if (l == nullptr) return missing_attr(n, key, "list(type)");
+  if (l == nullptr) return missing_attr(where, key, "list(type)");
   return l->type;
 }
 
-Expected<NameAttrList> func_attr(const Node& n, const std::string& key) {
+Expected<NameAttrList> func_attr(const Node& n, const std::string& where, const std::string& key) {
   const NameAttrList* f = n.attr<NameAttrList>(key);
-  if (f == nullptr) return missing_attr(n, key, "func");
+  if (f == nullptr) return missing_attr(where, key, "func");
   return *f;
 }
-
-struct Item {
-  NodeSpec spec;
-  std::vector<std::string> chain;  // the functions whose bodies hold this node
-};
 
 // A function a functional node uses, with its signature resolved.
 struct Callee {
@@ -81,38 +74,39 @@ struct Callee {
 
 class Lowering {
  public:
-  Lowering(const Graph& g, int64_t max_nodes) : lib_(g.library()), max_nodes_(max_nodes) {}
+  // `names` holds every name of the graph being lowered and gets the new
+  // ones; `chains` gets the location of each node lowered from a body.
+  // `outside` nodes of the graph are not among the items lowered here.
+  Lowering(const FunctionLibrary& lib, std::unordered_set<std::string>* names, ChainMap* chains,
+           int64_t max_nodes, int64_t outside)
+      : lib_(lib), names_(*names), chains_(*chains), max_nodes_(max_nodes), outside_(outside) {}
 
-  Expected<Graph> run(const Graph& g) {
-    for (const Node& n : g.nodes()) names_.insert(n.name);
-    for (const Node& n : g.nodes()) {
-      Item item;
-      item.spec.node = n;
-      item.spec.node.inputs.clear();
-      item.spec.node.control_inputs.clear();
-      for (const Endpoint& e : n.inputs) item.spec.inputs.push_back({g.node(e.node).name, e.port});
-      for (NodeId c : n.control_inputs) item.spec.control_inputs.push_back(g.node(c).name);
-      items_.push_back(std::move(item));
-    }
+  // Expands every functional item, and what expanding adds, in order.
+  Expected<std::vector<Item>> run(std::vector<Item> items) {
+    items_ = std::move(items);
     // Expansions append their nodes, which this loop reaches in turn. Calls
     // inlined in calls can grow a small graph exponentially: stop at the limit.
     for (size_t i = 0; i < items_.size(); ++i) {
       const size_t before = items_.size();
       TF_RETURN_IF_ERROR(expand(i));
-      if (max_nodes_ > 0 && static_cast<int64_t>(items_.size()) > max_nodes_)
+      if (max_nodes_ > 0 && outside_ + static_cast<int64_t>(items_.size()) > max_nodes_)
         return Status(Error::resource_exhausted,
                       "lowering functional ops: inlining node " + quoted(items_[i].spec.node.name) +
                           " (" + std::to_string(items_.size() - before) + " nodes) takes the graph past the limit of " +
                           std::to_string(max_nodes_) + " nodes (--max-nodes, [tagflow] max-nodes)");
     }
-    return build(g);
+    return std::move(items_);
   }
 
  private:
   Status expand(size_t index) {
     Item x = items_[index];
     const Node& n = x.spec.node;
-    switch (kind_of(n, lib_)) {
+    const Kind kind = kind_of(n, lib_);
+    if (kind == Kind::none) return ok_status();
+    where_ = x.chain.empty() ? n.op + " " + quoted(n.name) + ": "
+                             : location(x.chain, x.original) + " (" + n.op + "): ";
+    switch (kind) {
       case Kind::none: return ok_status();
       case Kind::call: {
         NameAttrList f;
@@ -121,7 +115,7 @@ class Lowering {
         return lower_call(index, std::move(x), f);
       }
       case Kind::partitioned_call: {
-        TF_ASSIGN_OR_RETURN(NameAttrList f, func_attr(n, "f"));
+        TF_ASSIGN_OR_RETURN(NameAttrList f, func_attr(n, where_, "f"));
         return lower_call(index, std::move(x), f);
       }
       case Kind::if_op: return lower_if(index, std::move(x));
@@ -145,14 +139,26 @@ class Lowering {
                   std::vector<std::string> controls = {}, std::string name = {}) {
     Item item;
     item.chain = parent.chain;
+    item.original = parent.original;
     item.spec.node.name = name.empty() ? fresh(base) : std::move(name);
     item.spec.node.op = op;
     item.spec.node.device = parent.spec.node.device;
     item.spec.node.attrs = std::move(attrs);
     item.spec.inputs = std::move(inputs);
     item.spec.control_inputs = std::move(controls);
+    if (!parent.chain.empty())
+      chains_[item.spec.node.name] = ChainEntry{location(parent.chain, parent.original), true};
     items_.push_back(std::move(item));
     return items_.back().spec.node.name;
+  }
+
+  // A call of branch, cond or body `f` of functional node `parent`.
+  std::string add_call(const Item& parent, const std::string& base, const std::string& role,
+                       const NameAttrList& f, std::vector<NamedEndpoint> inputs,
+                       std::vector<std::string> controls = {}) {
+    std::string name = add(parent, base, f.name, f.attr, std::move(inputs), std::move(controls));
+    items_.back().call_as = Link{parent.original, role, f.name};
+    return name;
   }
 
   std::string add_const(const Item& parent, const std::string& base, Tensor value,
@@ -167,6 +173,7 @@ class Lowering {
               const std::vector<DType>& types, std::vector<std::string> controls) {
     Item out;
     out.chain = x.chain;
+    out.original = x.original;
     out.spec.node.name = x.spec.node.name;
     out.spec.node.device = x.spec.node.device;
     if (outs.empty()) {
@@ -185,15 +192,15 @@ class Lowering {
     items_[index] = std::move(out);
   }
 
-  Expected<Callee> callee(const Node& n, const std::string& role, const NameAttrList& func) {
+  Expected<Callee> callee(const std::string& role, const NameAttrList& func) {
     Callee c;
     c.func = func;
     c.def = lib_.find(func.name);
     const std::string what = role.empty() ? "calls function " : role + " ";
     if (c.def == nullptr)
-      return Status(Error::not_found, where_of(n) + what + quoted(func.name) +
+      return Status(Error::not_found, where_ + what + quoted(func.name) +
                                           ", which is not in the function library");
-    const std::string at = where_of(n) + what + quoted(func.name) + ": ";
+    const std::string at = where_ + what + quoted(func.name) + ": ";
     auto in = lib_.input_types(*c.def, func.attr);
     if (!in.ok()) return in.status().with_prefix(at);
     auto out = lib_.output_types(*c.def, func.attr);
@@ -206,18 +213,20 @@ class Lowering {
   Status lower_call(size_t index, Item x, const NameAttrList& func) {
     const Node& n = x.spec.node;
     const std::string& name = n.name;
-    auto cycle = std::find(x.chain.begin(), x.chain.end(), func.name);
+    const Link link = x.call_as ? *x.call_as : Link{x.original, "function", func.name};
+    auto cycle = std::find_if(x.chain.begin(), x.chain.end(),
+                              [&](const Link& l) { return l.function == func.name; });
     if (cycle != x.chain.end()) {
       std::string path;
-      for (auto it = cycle; it != x.chain.end(); ++it) path += quoted(*it) + " -> ";
+      for (auto it = cycle; it != x.chain.end(); ++it) path += quoted(it->function) + " -> ";
       return Status(Error::invalid_graph, "recursion in the function library: " + path +
                                               quoted(func.name) + " (through node " +
                                               quoted(name) + ")");
     }
-    TF_ASSIGN_OR_RETURN(Callee c, callee(n, "", func));
+    TF_ASSIGN_OR_RETURN(Callee c, callee("", func));
     if (c.inputs.size() != x.spec.inputs.size())
       return Status(Error::invalid_graph,
-                    where_of(n) + "calls function " + quoted(func.name) + " with " +
+                    where_ + "calls function " + quoted(func.name) + " with " +
                         plural(x.spec.inputs.size(), "input") + " but it takes " +
                         std::to_string(c.inputs.size()));
     // Each input through an Identity that waits for the call's control
@@ -241,16 +250,28 @@ class Lowering {
     if (!arg_nodes.empty() || !x.spec.control_inputs.empty())
       input_control = add(x, name + "/input_control", "NoOp", {}, {},
                           arg_nodes.empty() ? x.spec.control_inputs : arg_nodes);
-    auto body = lib_.instantiate(*c.def, func.attr, args,
-                                 [&](const std::string& b) { return fresh(name + "/" + b); });
-    if (!body.ok()) return body.status().with_prefix(where_of(n));
-    std::vector<std::string> chain = x.chain;
-    chain.push_back(func.name);
-    for (NodeSpec& spec : body->nodes) {
+    std::vector<std::string> originals;
+    auto body = lib_.instantiate(*c.def, func.attr, args, [&](const std::string& b) {
+      originals.push_back(b);
+      return fresh(name + "/" + b);
+    });
+    std::vector<Link> chain = x.chain;
+    chain.push_back(link);
+    if (!body.ok()) {
+      // "function 'f': node 'y' ..." said from the caller's side.
+      std::string m = body.status().message();
+      const std::string own = "function " + quoted(func.name) + ": ";
+      if (m.compare(0, own.size(), own) == 0) m.erase(0, own.size());
+      return Status(body.status().code(), location(x.chain, x.original) + " → " + link.role + " " +
+                                              quoted(func.name) + " → " + m);
+    }
+    for (size_t i = 0; i < body->nodes.size(); ++i) {
+      NodeSpec& spec = body->nodes[i];
       if (spec.inputs.empty() && spec.control_inputs.empty() && !input_control.empty())
         spec.control_inputs.push_back(input_control);
       if (spec.node.device.empty()) spec.node.device = n.device;
-      items_.push_back(Item{std::move(spec), chain});
+      chains_[spec.node.name] = ChainEntry{location(chain, originals[i]), false};
+      items_.push_back(Item{std::move(spec), chain, originals[i], std::nullopt});
     }
     std::vector<std::string> controls = body->control_rets;
     if (body->rets.empty() && !input_control.empty()) controls.push_back(input_control);
@@ -267,7 +288,7 @@ class Lowering {
     t = ops::base_dtype(t);
     if (t == DType::resource || t == DType::variant || t == DType::invalid)
       return Status(Error::unimplemented,
-                    where_of(x.spec.node) + "a predicate of type " + ops::dtype_name(t) +
+                    where_ + "a predicate of type " + ops::dtype_name(t) +
                         " has no truth value");
     const std::string truthy = add(x, base, "ToBool", {{"T", t}}, {value}, controls);
     return NamedEndpoint{truthy, 0};
@@ -275,10 +296,10 @@ class Lowering {
 
   // Checks a branch's signature against the node's Tin / Tout and against
   // the first branch.
-  Status check_branch(const Node& n, const Callee& c, const std::string& role,
+  Status check_branch(const Callee& c, const std::string& role,
                       const Callee* first, const std::string& first_role,
                       const std::vector<DType>& tin, const std::vector<DType>& tout) {
-    const std::string at = where_of(n) + role + " " + quoted(c.func.name);
+    const std::string at = where_ + role + " " + quoted(c.func.name);
     if (first != nullptr && c.outputs != first->outputs)
       return Status(Error::invalid_argument,
                     at + " returns " + type_list(c.outputs) + " but " + first_role + " " +
@@ -295,19 +316,19 @@ class Lowering {
   Status lower_if(size_t index, Item x) {
     const Node& n = x.spec.node;
     const std::string name = n.name;
-    TF_ASSIGN_OR_RETURN(DType tcond, type_attr(n, "Tcond"));
-    TF_ASSIGN_OR_RETURN(std::vector<DType> tin, type_list_attr(n, "Tin"));
-    TF_ASSIGN_OR_RETURN(std::vector<DType> tout, type_list_attr(n, "Tout"));
+    TF_ASSIGN_OR_RETURN(DType tcond, type_attr(n, where_, "Tcond"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tin, type_list_attr(n, where_, "Tin"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tout, type_list_attr(n, where_, "Tout"));
     if (x.spec.inputs.size() != 1 + tin.size())
-      return Status(Error::invalid_graph, where_of(n) + "has " + plural(x.spec.inputs.size(), "data input") +
+      return Status(Error::invalid_graph, where_ + "has " + plural(x.spec.inputs.size(), "data input") +
                                               " but takes the predicate and " +
                                               plural(tin.size(), "input") + " (Tin)");
-    TF_ASSIGN_OR_RETURN(NameAttrList then_f, func_attr(n, "then_branch"));
-    TF_ASSIGN_OR_RETURN(NameAttrList else_f, func_attr(n, "else_branch"));
-    TF_ASSIGN_OR_RETURN(Callee then_c, callee(n, "then_branch", then_f));
-    TF_ASSIGN_OR_RETURN(Callee else_c, callee(n, "else_branch", else_f));
-    TF_RETURN_IF_ERROR(check_branch(n, then_c, "then_branch", nullptr, "", tin, tout));
-    TF_RETURN_IF_ERROR(check_branch(n, else_c, "else_branch", &then_c, "then_branch", tin, tout));
+    TF_ASSIGN_OR_RETURN(NameAttrList then_f, func_attr(n, where_, "then_branch"));
+    TF_ASSIGN_OR_RETURN(NameAttrList else_f, func_attr(n, where_, "else_branch"));
+    TF_ASSIGN_OR_RETURN(Callee then_c, callee("then_branch", then_f));
+    TF_ASSIGN_OR_RETURN(Callee else_c, callee("else_branch", else_f));
+    TF_RETURN_IF_ERROR(check_branch(then_c, "then_branch", nullptr, "", tin, tout));
+    TF_RETURN_IF_ERROR(check_branch(else_c, "else_branch", &then_c, "then_branch", tin, tout));
 
     TF_ASSIGN_OR_RETURN(NamedEndpoint pred, truthiness(x, name + "/predicate", x.spec.inputs[0],
                                                         tcond, x.spec.control_inputs));
@@ -323,10 +344,8 @@ class Lowering {
       else_in.push_back({s, 0});
       then_in.push_back({s, 1});
     }
-    const std::string then_call =
-        add(x, name + "/then", then_f.name, then_f.attr, then_in, {pivot_t});
-    const std::string else_call =
-        add(x, name + "/else", else_f.name, else_f.attr, else_in, {pivot_f});
+    const std::string then_call = add_call(x, name + "/then", "then_branch", then_f, then_in, {pivot_t});
+    const std::string else_call = add_call(x, name + "/else", "else_branch", else_f, else_in, {pivot_f});
     merge_outputs(index, x, {else_call, then_call}, {pivot_f, pivot_t}, DType::boolean, tout);
     return ok_status();
   }
@@ -360,21 +379,21 @@ class Lowering {
   Status lower_while(size_t index, Item x) {
     const Node& n = x.spec.node;
     const std::string name = n.name;
-    TF_ASSIGN_OR_RETURN(std::vector<DType> types, type_list_attr(n, "T"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> types, type_list_attr(n, where_, "T"));
     if (x.spec.inputs.size() != types.size())
-      return Status(Error::invalid_graph, where_of(n) + "has " + plural(x.spec.inputs.size(), "data input") +
+      return Status(Error::invalid_graph, where_ + "has " + plural(x.spec.inputs.size(), "data input") +
                                               " but T lists " + plural(types.size(), "loop variable"));
     if (types.empty())
-      return Status(Error::invalid_graph, where_of(n) + "has no loop variables");
-    TF_ASSIGN_OR_RETURN(NameAttrList cond_f, func_attr(n, "cond"));
-    TF_ASSIGN_OR_RETURN(NameAttrList body_f, func_attr(n, "body"));
-    TF_ASSIGN_OR_RETURN(Callee cond, callee(n, "cond", cond_f));
-    TF_ASSIGN_OR_RETURN(Callee body, callee(n, "body", body_f));
+      return Status(Error::invalid_graph, where_ + "has no loop variables");
+    TF_ASSIGN_OR_RETURN(NameAttrList cond_f, func_attr(n, where_, "cond"));
+    TF_ASSIGN_OR_RETURN(NameAttrList body_f, func_attr(n, where_, "body"));
+    TF_ASSIGN_OR_RETURN(Callee cond, callee("cond", cond_f));
+    TF_ASSIGN_OR_RETURN(Callee body, callee("body", body_f));
     TF_RETURN_IF_ERROR(check_loop_signatures(n, cond, body, types));
     int64_t parallel = 10;
     if (const int64_t* p = n.attr<int64_t>("parallel_iterations")) parallel = *p;
     if (parallel < 1)
-      return Status(Error::invalid_argument, where_of(n) + "parallel_iterations must be at least 1");
+      return Status(Error::invalid_argument, where_ + "parallel_iterations must be at least 1");
 
     std::vector<NamedEndpoint> merges;
     std::vector<std::string> next_names;
@@ -394,7 +413,7 @@ class Lowering {
                             {{enter, 0}, {next_names.back(), 0}}),
                         0});
     }
-    const std::string cond_call = add(x, name + "/cond", cond_f.name, cond_f.attr, merges);
+    const std::string cond_call = add_call(x, name + "/cond", "cond", cond_f, merges);
     TF_ASSIGN_OR_RETURN(NamedEndpoint pred,
                         truthiness(x, name + "/predicate", {cond_call, 0}, cond.outputs[0], {}));
     const std::string loop_cond = add(x, name + "/loop_cond", "LoopCond", {}, {pred});
@@ -406,7 +425,7 @@ class Lowering {
       exits.push_back({add(x, name + "/exit_" + k, "Exit", t, {{sw, 0}}), 0});
       body_in.push_back({sw, 1});
     }
-    const std::string body_call = add(x, name + "/body", body_f.name, body_f.attr, body_in);
+    const std::string body_call = add_call(x, name + "/body", "body", body_f, body_in);
     for (size_t i = 0; i < types.size(); ++i)
       add(x, "", "NextIteration", {{"T", ops::base_dtype(types[i])}},
           {{body_call, static_cast<int>(i)}}, {}, next_names[i]);
@@ -418,7 +437,7 @@ class Lowering {
                                const std::vector<DType>& types) {
     auto arity = [&](const Callee& c, const char* role, const char* verb, size_t got) {
       return Status(Error::invalid_argument,
-                    where_of(n) + role + " " + quoted(c.func.name) + " " + verb + " " +
+                    where_ + role + " " + quoted(c.func.name) + " " + verb + " " +
                         std::to_string(got) + " but the " + n.op + " has " +
                         plural(types.size(), "loop variable") + " (T)");
     };
@@ -428,22 +447,22 @@ class Lowering {
       return arity(body, "body", "returns outputs:", body.outputs.size());
     if (cond.outputs.size() != 1)
       return Status(Error::invalid_argument,
-                    where_of(n) + "cond " + quoted(cond.func.name) + " returns " +
+                    where_ + "cond " + quoted(cond.func.name) + " returns " +
                         plural(cond.outputs.size(), "output") + "; it must return one predicate");
     for (size_t i = 0; i < types.size(); ++i) {
       const std::string var = "loop variable " + std::to_string(i);
       const std::string want = ops::dtype_name(types[i]);
       if (cond.inputs[i] != types[i])
-        return Status(Error::invalid_argument, where_of(n) + "cond " + quoted(cond.func.name) +
+        return Status(Error::invalid_argument, where_ + "cond " + quoted(cond.func.name) +
                                                    " takes " + ops::dtype_name(cond.inputs[i]) +
                                                    " for " + var + ", which is " + want);
       if (body.inputs[i] != types[i])
-        return Status(Error::invalid_argument, where_of(n) + "body " + quoted(body.func.name) +
+        return Status(Error::invalid_argument, where_ + "body " + quoted(body.func.name) +
                                                    " takes " + ops::dtype_name(body.inputs[i]) +
                                                    " for " + var + ", which is " + want);
       if (body.outputs[i] != types[i])
         return Status(Error::invalid_argument,
-                      where_of(n) + "body " + quoted(body.func.name) + " changes the dtype of " +
+                      where_ + "body " + quoted(body.func.name) + " changes the dtype of " +
                           var + " from " + want + " to " + ops::dtype_name(body.outputs[i]));
     }
     return ok_status();
@@ -452,19 +471,19 @@ class Lowering {
   Status lower_case(size_t index, Item x) {
     const Node& n = x.spec.node;
     const std::string name = n.name;
-    TF_ASSIGN_OR_RETURN(std::vector<DType> tin, type_list_attr(n, "Tin"));
-    TF_ASSIGN_OR_RETURN(std::vector<DType> tout, type_list_attr(n, "Tout"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tin, type_list_attr(n, where_, "Tin"));
+    TF_ASSIGN_OR_RETURN(std::vector<DType> tout, type_list_attr(n, where_, "Tout"));
     const AttrList* list = n.attr<AttrList>("branches");
-    if (list == nullptr || list->func.empty()) return missing_attr(n, "branches", "non-empty list(func)");
+    if (list == nullptr || list->func.empty()) return missing_attr(where_, "branches", "non-empty list(func)");
     if (x.spec.inputs.size() != 1 + tin.size())
-      return Status(Error::invalid_graph, where_of(n) + "has " + plural(x.spec.inputs.size(), "data input") +
+      return Status(Error::invalid_graph, where_ + "has " + plural(x.spec.inputs.size(), "data input") +
                                               " but takes the branch index and " +
                                               plural(tin.size(), "input") + " (Tin)");
     std::vector<Callee> branches;
     for (size_t b = 0; b < list->func.size(); ++b) {
       const std::string role = "branch " + std::to_string(b);
-      TF_ASSIGN_OR_RETURN(Callee c, callee(n, role, list->func[b]));
-      TF_RETURN_IF_ERROR(check_branch(n, c, role, b == 0 ? nullptr : &branches[0], "branch 0", tin, tout));
+      TF_ASSIGN_OR_RETURN(Callee c, callee(role, list->func[b]));
+      TF_RETURN_IF_ERROR(check_branch(c, role, b == 0 ? nullptr : &branches[0], "branch 0", tin, tout));
       branches.push_back(std::move(c));
     }
     const auto count = static_cast<int32_t>(branches.size());
@@ -495,49 +514,101 @@ class Lowering {
       std::vector<NamedEndpoint> in;
       for (const std::string& s : input_switches) in.push_back({s, b});
       const NameAttrList& f = branches[static_cast<size_t>(b)].func;
-      calls.push_back(add(x, name + "/branch_" + k, f.name, f.attr, in, {pivots.back()}));
+      calls.push_back(add_call(x, name + "/branch_" + k, "branch " + k, f, in, {pivots.back()}));
     }
     merge_outputs(index, x, calls, pivots, DType::int32, tout);
     return ok_status();
   }
 
-  Expected<Graph> build(const Graph& g) {
-    Graph out;
-    for (const Item& item : items_) {
-      auto id = out.add_node(item.spec.node);
-      if (!id.ok()) return id.status().with_prefix("lowering functional ops: ");
-    }
-    for (NodeId id = 0; id < out.num_nodes(); ++id) {
-      const NodeSpec& spec = items_[static_cast<size_t>(id)].spec;
-      Node& n = out.mutable_node(id);
-      auto find = [&](const std::string& name) -> Expected<NodeId> {
-        NodeId src = out.find(name);
-        if (src == kNoNode)
-          return Status(Error::invalid_graph,
-                        "node " + quoted(n.name) + " names a missing node " + quoted(name));
-        return src;
-      };
-      for (const NamedEndpoint& e : spec.inputs) {
-        TF_ASSIGN_OR_RETURN(NodeId src, find(e.node));
-        n.inputs.push_back({src, e.port});
-      }
-      for (const std::string& c : spec.control_inputs) {
-        TF_ASSIGN_OR_RETURN(NodeId src, find(c));
-        n.control_inputs.push_back(src);
-      }
-    }
-    out.set_versions(g.versions());
-    out.mutable_library() = g.library();
-    return out;
-  }
-
-  FunctionLibrary lib_;
+  const FunctionLibrary& lib_;
+  std::unordered_set<std::string>& names_;
+  ChainMap& chains_;
   int64_t max_nodes_;  // 0: no limit
+  int64_t outside_;
   std::vector<Item> items_;
-  std::unordered_set<std::string> names_;
+  std::string where_;  // "If 'cond': ", how errors name the node being expanded
 };
 
 }  // namespace
+
+std::string location(const std::vector<Link>& chain, const std::string& original) {
+  std::string s;
+  for (const Link& l : chain) s += "node " + quoted(l.node) + " → " + l.role + " " + quoted(l.function) + " → ";
+  return s + "node " + quoted(original);
+}
+
+Item item_of(const Graph& g, const Node& n) {
+  Item item;
+  item.original = n.name;
+  item.spec.node = n;
+  item.spec.node.inputs.clear();
+  item.spec.node.control_inputs.clear();
+  for (const Endpoint& e : n.inputs) item.spec.inputs.push_back({g.node(e.node).name, e.port});
+  for (NodeId c : n.control_inputs) item.spec.control_inputs.push_back(g.node(c).name);
+  return item;
+}
+
+Expected<Graph> build_graph(const std::vector<Item>& items, const Graph& g) {
+  Graph out;
+  out.reserve(static_cast<NodeId>(items.size()));
+  for (const Item& item : items) {
+    auto id = out.add_node(item.spec.node);
+    if (!id.ok()) return id.status().with_prefix("lowering functional ops: ");
+  }
+  for (NodeId id = 0; id < out.num_nodes(); ++id) {
+    const NodeSpec& spec = items[static_cast<size_t>(id)].spec;
+    Node& n = out.mutable_node(id);
+    auto find = [&](const std::string& name) -> Expected<NodeId> {
+      NodeId src = out.find(name);
+      if (src == kNoNode)
+        return Status(Error::invalid_graph,
+                      "node " + quoted(n.name) + " names a missing node " + quoted(name));
+      return src;
+    };
+    for (const NamedEndpoint& e : spec.inputs) {
+      TF_ASSIGN_OR_RETURN(NodeId src, find(e.node));
+      n.inputs.push_back({src, e.port});
+    }
+    for (const std::string& c : spec.control_inputs) {
+      TF_ASSIGN_OR_RETURN(NodeId src, find(c));
+      n.control_inputs.push_back(src);
+    }
+  }
+  out.set_versions(g.versions());
+  out.mutable_library() = g.library();
+  return out;
+}
+
+std::string with_chain(const ChainMap& chains, const std::string& message) {
+  for (size_t open = message.find('\''); open != std::string::npos;) {
+    const size_t close = message.find('\'', open + 1);
+    if (close == std::string::npos) break;
+    auto it = chains.find(message.substr(open + 1, close - open - 1));
+    if (it == chains.end()) {
+      open = message.find('\'', close + 1);
+      continue;
+    }
+    const ChainEntry& e = it->second;
+    const std::string quoted_name = message.substr(open, close - open + 1);
+    const bool after_node = open >= 5 && message.compare(open - 5, 5, "node ") == 0;
+    if (after_node)
+      return message.substr(0, open - 5) + e.location + (e.helper ? " (lowered as " + quoted_name + ")" : "") +
+             message.substr(close + 1);
+    return message.substr(0, close + 1) + " (" + e.location + ")" + message.substr(close + 1);
+  }
+  return message;
+}
+
+bool is_functional(const Node& n, const FunctionLibrary& lib) { return kind_of(n, lib) != Kind::none; }
+
+Expected<std::vector<Item>> expand_functional(const FunctionLibrary& lib, std::vector<Item> items,
+                                              std::unordered_set<std::string>* names, ChainMap* chains,
+                                              int64_t max_nodes, int64_t outside) {
+  Lowering lowering(lib, names, chains, max_nodes, outside);
+  auto expanded = lowering.run(std::move(items));
+  if (!expanded.ok()) return Status(expanded.status().code(), with_chain(*chains, expanded.status().message()));
+  return expanded;
+}
 
 bool has_functional_ops(const Graph& g) {
   FunctionLibrary lib(g.library());
@@ -548,9 +619,18 @@ bool has_functional_ops(const Graph& g) {
 
 Status lower_functional_ops(Graph* g, int64_t max_nodes) {
   if (!has_functional_ops(*g)) return ok_status();
-  Lowering lowering(*g, max_nodes);
-  TF_ASSIGN_OR_RETURN(Graph lowered, lowering.run(*g));
-  *g = std::move(lowered);
+  select_implementations(g);
+  FunctionLibrary lib(g->library());
+  std::unordered_set<std::string> names;
+  std::vector<Item> items;
+  for (const Node& n : g->nodes()) {
+    names.insert(n.name);
+    items.push_back(item_of(*g, n));
+  }
+  ChainMap chains;
+  TF_ASSIGN_OR_RETURN(std::vector<Item> lowered, expand_functional(lib, std::move(items), &names, &chains, max_nodes, 0));
+  TF_ASSIGN_OR_RETURN(Graph out, build_graph(lowered, *g));
+  *g = std::move(out);
   return ok_status();
 }
 

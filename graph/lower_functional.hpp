@@ -12,8 +12,13 @@
 // The functional node's name stays: it becomes an Identity / IdentityN of
 // the results (a NoOp when there are none), so `If:0` or `^While` still
 // mean what they meant. Nested functions are lowered until none remain;
-// recursion in the library is an error naming the cycle.
-// A pure function of its input graph; thread-compatible.
+// recursion in the library is an error naming the cycle. Errors about a
+// node of a function body name its call chain:
+// "node 'while' → body 'while_body_12' → node 'mul': ...".
+// Calls are first pointed at the implementation this runtime prefers
+// (graph/implementation_selection.hpp).
+// A pure function of its input graph; thread-compatible. A session lowers
+// per step instead (graph/function_instantiator.hpp).
 #pragma once
 
 #include "graph/graph.hpp"

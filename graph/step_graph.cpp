@@ -10,6 +10,7 @@
 
 #include "graph/control_flow.hpp"
 #include "graph/device.hpp"
+#include "graph/function_instantiator.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 
@@ -271,6 +272,23 @@ Status check_root_frame(const Graph& g, const std::vector<std::string>& feeds,
   return ok_status();
 }
 
+// Only what the step's `_Retval`s and `targets` need, after lowering: a
+// call keeps its whole body, some of which its used outputs may not need.
+Expected<Graph> prune_lowered(const Graph& g, const std::vector<std::string>& targets) {
+  std::vector<NodeId> roots;
+  for (NodeId id = 0; id < g.num_nodes(); ++id) {
+    const Node& n = g.node(id);
+    if (n.op == "_Retval" && !is_function_io(n, "_Retval")) roots.push_back(id);
+  }
+  for (const std::string& t : targets)
+    if (NodeId id = g.find(t); id != kNoNode) roots.push_back(id);
+  const std::vector<Endpoint> none;
+  StepNodes nodes(g, none, none);
+  std::vector<bool> keep = nodes.needed(roots);
+  if (std::all_of(keep.begin(), keep.end(), [](bool k) { return k; })) return g;
+  return build(g, nodes, keep, {}, {});
+}
+
 }  // namespace
 
 DeclaredOutput declared_output(const Graph& g, Endpoint e) {
@@ -301,6 +319,26 @@ DeclaredOutput declared_output(const Graph& g, Endpoint e) {
   return d;
 }
 
+Expected<DeclaredOutput> feed_declaration(const Graph& g, const std::string& feed, Endpoint e) {
+  DeclaredOutput d = declared_output(g, e);
+  if (d.dtype != DType::invalid) return d;
+  for (const OutEdge& out : g.out_edges(e.node)) {
+    if (out.src_port != e.port || out.dst_input < 0) continue;
+    const Node& consumer = g.node(out.dst);
+    if (consumer.input_types.size() != consumer.inputs.size()) continue;
+    const DType t = ops::base_dtype(consumer.input_types[static_cast<size_t>(out.dst_input)]);
+    if (t == DType::invalid) continue;
+    d.dtype = t;
+    d.declared_by = fmt::format("{} '{}', which reads it,", consumer.op, consumer.name);
+    return d;
+  }
+  const Node& n = g.node(e.node);
+  return Status(Error::invalid_argument,
+                fmt::format("feed '{}': the dtype of '{}' cannot be inferred: node '{}' has op '{}', which "
+                            "declares none here, and no consumer whose signature is known reads that output",
+                            ops::abbreviate(feed), g.endpoint_name(e), n.name, n.op));
+}
+
 Status check_feed(const std::string& feed, const DeclaredOutput& declared, const ops::Tensor& value) {
   if (!value.valid())
     return Status(Error::invalid_argument, fmt::format("feed '{}' has no value", ops::abbreviate(feed)));
@@ -323,7 +361,8 @@ Status check_feed(const std::string& feed, const DeclaredOutput& declared, const
 
 Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::string>& feeds,
                                     const std::vector<std::string>& fetches,
-                                    const std::vector<std::string>& targets) {
+                                    const std::vector<std::string>& targets,
+                                    FunctionInstantiator* functions) {
   StepGraph step;
   // The _Arg and _Retval nodes are named _feed/i and _fetch/i: a graph
   // that already has such a node cannot take them.
@@ -339,7 +378,8 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
       if (seen == *e)
         return Status(Error::invalid_argument, "feed '" + ops::abbreviate(feeds[i]) + "' is given twice");
     feed_points.push_back(*e);
-    step.feeds.push_back(declared_output(g, *e));
+    TF_ASSIGN_OR_RETURN(DeclaredOutput declared, feed_declaration(g, feeds[i], *e));
+    step.feeds.push_back(std::move(declared));
     TF_RETURN_IF_ERROR(taken(fmt::format("_feed/{}", i)));
   }
   std::vector<Endpoint> fetch_points;
@@ -386,11 +426,21 @@ Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::strin
                     fmt::format("_Arg '{}' must be fed: the fetches and targets need this argument "
                                 "of the function the graph was converted from", n.name));
   }
+  if (functions != nullptr) {
+    TF_ASSIGN_OR_RETURN(bool lowered, functions->lower(&step.graph));
+    if (lowered) {
+      std::vector<std::string> target_names;
+      for (NodeId id : targets_run) target_names.push_back(g.node(id).name);
+      TF_ASSIGN_OR_RETURN(step.graph, prune_lowered(step.graph, target_names));
+    }
+  }
   // The graph's nodes were validated with it; the new ones and every edge
   // are checked here, and an op tagflow does not know is an error now.
   ValidateOptions options;
   options.keep_resolved = true;
-  TF_RETURN_IF_ERROR(validate(step.graph, options));
+  Status valid = validate(step.graph, options);
+  if (functions != nullptr) valid = functions->with_call_chain(valid);
+  TF_RETURN_IF_ERROR(valid);
   return step;
 }
 

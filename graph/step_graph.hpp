@@ -12,6 +12,8 @@
 
 namespace tagflow::graph {
 
+class FunctionInstantiator;
+
 // "name" (port 0) or "name:k"; an error names the text.
 Expected<Endpoint> parse_endpoint(const Graph& g, const std::string& text);
 
@@ -26,6 +28,13 @@ struct DeclaredOutput {
   std::string declared_by;  // "Placeholder 'x'": who says so, for messages
 };
 DeclaredOutput declared_output(const Graph& g, Endpoint e);
+
+// What a feed of `e` must be: declared_output, and where the producer
+// declares no dtype (an op tagflow does not know) the dtype the first
+// consumer with a known signature expects there (its OpDef input type with
+// its attrs); an error naming the node when no consumer tells. `g` must be
+// validated (consumers known).
+Expected<DeclaredOutput> feed_declaration(const Graph& g, const std::string& feed, Endpoint e);
 
 // A fed value against what the graph declares where it is fed: another
 // dtype, another rank or another known dimension is an error naming both
@@ -45,8 +54,13 @@ struct StepGraph {
 // it has one value per iteration of each frame instance, not one per step.
 // The `_Retval` nodes of a function converted to a graph are fetched by
 // name (the value of their input); as a target they run their input.
+// A feed's dtype is feed_declaration's.
+// With `functions`, `g` may hold functional ops: those the step keeps are
+// lowered by it (functions instantiated on demand), the result pruned
+// again, and errors inside functions name the call chain.
 Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::string>& feeds,
                                     const std::vector<std::string>& fetches,
-                                    const std::vector<std::string>& targets);
+                                    const std::vector<std::string>& targets,
+                                    FunctionInstantiator* functions = nullptr);
 
 }  // namespace tagflow::graph

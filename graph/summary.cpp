@@ -4,8 +4,13 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
+#include <set>
 
+#include "graph/function_library.hpp"
+#include "graph/implementation_selection.hpp"
 #include "graph/proto/graph_def.pb.h"
+#include "graph/step_graph.hpp"
 
 namespace tagflow::graph {
 
@@ -64,9 +69,108 @@ void add_frames(const Graph& g, const ControlFlowInfo& cf, FrameId id, GraphSumm
   for (FrameId child : f.children) add_frames(g, cf, child, out);
 }
 
+// The functions one call site names: its op if that is a function, and
+// every func attr (call targets, branches, bodies).
+void node_callees(const FunctionLibrary& lib, const Node& n, const std::function<void(const std::string&)>& visit) {
+  if (lib.find(n.op) != nullptr) visit(n.op);
+  for (const auto& [key, value] : n.attrs) {
+    if (const auto* f = value.get_if<ops::NameAttrList>()) visit(f->name);
+    if (const auto* list = value.get_if<ops::AttrList>())
+      for (const ops::NameAttrList& f : list->func) visit(f.name);
+  }
+}
+
+void body_callees(const FunctionLibrary& lib, const tensorflow::NodeDef& n,
+                  const std::function<void(const std::string&)>& visit) {
+  if (lib.find(n.op()) != nullptr) visit(n.op());
+  for (const auto& [key, value] : n.attr()) {
+    if (value.has_func()) visit(value.func().name());
+    if (value.has_list())
+      for (const auto& f : value.list().func()) visit(f.name());
+  }
+}
+
+// The library functions the nodes `roots` call, and those they call, ...
+std::set<std::string> reachable_functions(const Graph& g, const FunctionLibrary& lib,
+                                          const std::vector<NodeId>& roots) {
+  std::set<std::string> seen;
+  std::vector<std::string> stack;
+  auto visit = [&](const std::string& name) {
+    if (lib.find(name) != nullptr && seen.insert(name).second) stack.push_back(name);
+  };
+  for (NodeId id : roots) node_callees(lib, g.node(id), visit);
+  while (!stack.empty()) {
+    const tensorflow::FunctionDef* f = lib.find(stack.back());
+    stack.pop_back();
+    for (const auto& n : f->node_def()) body_callees(lib, n, visit);
+  }
+  return seen;
+}
+
+// The nodes `fetches` need, backwards over every edge.
+Expected<std::vector<NodeId>> needed_by(const Graph& g, const std::vector<std::string>& fetches) {
+  std::vector<bool> keep(static_cast<size_t>(g.num_nodes()), false);
+  std::vector<NodeId> stack, out;
+  auto visit = [&](NodeId id) {
+    if (keep[static_cast<size_t>(id)]) return;
+    keep[static_cast<size_t>(id)] = true;
+    stack.push_back(id);
+    out.push_back(id);
+  };
+  for (const std::string& f : fetches) {
+    auto e = parse_endpoint(g, f);
+    if (!e.ok()) return e.status().with_prefix("--fetch " + ops::abbreviate(f) + ": ");
+    visit(e->node);
+  }
+  while (!stack.empty()) {
+    const Node& n = g.node(stack.back());
+    stack.pop_back();
+    for (const Endpoint& e : n.inputs) visit(e.node);
+    for (NodeId c : n.control_inputs) visit(c);
+  }
+  return out;
+}
+
+bool has_no_kernel(const std::string& op, const FunctionLibrary& lib) {
+  if (lib.find(op) != nullptr) return false;
+  const ops::OpDef* def = ops::OpRegistry::global().find(op);
+  return def == nullptr || (!def->has_kernel() && def->role() == ops::OpRole::ordinary);
+}
+
+// The functions with ops that have no kernel, and which a run reaches.
+Status summarize_functions(const Graph& g, const std::vector<std::string>& fetches, GraphSummary& s) {
+  Graph selected = g;  // calls as a session makes them
+  select_implementations(&selected);
+  const FunctionLibrary lib(selected.library());
+  std::vector<NodeId> all(static_cast<size_t>(g.num_nodes()));
+  for (NodeId id = 0; id < g.num_nodes(); ++id) all[static_cast<size_t>(id)] = id;
+  const std::set<std::string> reachable = reachable_functions(selected, lib, all);
+  std::set<std::string> from_fetches;
+  if (!fetches.empty()) {
+    TF_ASSIGN_OR_RETURN(std::vector<NodeId> needed, needed_by(selected, fetches));
+    from_fetches = reachable_functions(selected, lib, needed);
+    s.fetches = fetches;
+  }
+  s.num_reachable_functions = static_cast<int>(reachable.size());
+  s.num_reachable_from_fetches = static_cast<int>(from_fetches.size());
+  for (const auto& f : selected.library().function()) {
+    std::map<std::string, int> missing;
+    for (const auto& n : f.node_def())
+      if (has_no_kernel(n.op(), lib)) ++missing[n.op()];
+    if (missing.empty()) continue;
+    FunctionSummary fs;
+    fs.name = f.signature().name();
+    for (auto& [op, count] : missing) fs.ops_without_kernel.push_back(fmt::format("{} ({})", op, count));
+    fs.reachable = reachable.count(fs.name) != 0;
+    fs.reachable_from_fetches = from_fetches.count(fs.name) != 0;
+    s.functions_without_kernels.push_back(std::move(fs));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
-GraphSummary summarize(const Graph& g, const ControlFlowInfo& cf) {
+Expected<GraphSummary> summarize(const Graph& g, const ControlFlowInfo& cf, const std::vector<std::string>& fetches) {
   GraphSummary s;
   s.num_nodes = g.num_nodes();
   std::map<std::string, int> no_kernel;
@@ -83,6 +187,7 @@ GraphSummary summarize(const Graph& g, const ControlFlowInfo& cf) {
   for (auto& [op, count] : no_kernel) s.ops_without_kernel.push_back(fmt::format("{} ({})", op, count));
   for (auto& [op, count] : calls) s.function_calls.push_back(fmt::format("{} ({})", op, count));
   s.num_functions = g.library().function_size();
+  if (s.num_functions > 0 || !fetches.empty()) TF_RETURN_IF_ERROR(summarize_functions(g, fetches, s));
   add_frames(g, cf, kRootFrame, s);
   return s;
 }
@@ -109,12 +214,27 @@ std::string to_text(const GraphSummary& s) {
   for (auto& [device, count] : s.devices)
     out += fmt::format("  {:>6}  {}\n", count, device.empty() ? "(unplaced)" : device);
   if (s.num_functions > 0 || !s.function_calls.empty()) {
-    out += fmt::format("functions: {} in the library\n", s.num_functions);
+    out += fmt::format("functions: {} in the library, {} reachable from the graph's nodes", s.num_functions,
+                       s.num_reachable_functions);
+    if (!s.fetches.empty()) out += fmt::format(", {} from the fetches", s.num_reachable_from_fetches);
+    out += "\n";
     for (auto& c : s.function_calls) out += fmt::format("  called: {}\n", c);
   }
   out += fmt::format("ops with no kernel: {}\n",
                      s.ops_without_kernel.empty() ? "none" : fmt::to_string(s.ops_without_kernel.size()));
   for (auto& op : s.ops_without_kernel) out += fmt::format("  {}\n", op);
+  if (s.num_functions > 0) {
+    out += fmt::format("functions with ops that have no kernel: {}\n",
+                       s.functions_without_kernels.empty() ? "none"
+                                                           : fmt::to_string(s.functions_without_kernels.size()));
+    for (const FunctionSummary& f : s.functions_without_kernels) {
+      std::string reach = f.reachable ? "reachable" : "not reachable";
+      if (!s.fetches.empty()) reach += f.reachable_from_fetches ? ", reachable from the fetches" : ", not from the fetches";
+      out += fmt::format("  {} ({}):", f.name, reach);
+      for (const std::string& op : f.ops_without_kernel) out += " " + op;
+      out += "\n";
+    }
+  }
   return out;
 }
 

@@ -17,7 +17,8 @@ using ops::Status;
 // Prints "tagflow: <error>" to stderr; returns the exit code 1.
 int fail(const Status& s);
 
-int inspect_graph(const std::string& path);
+// With `fetches`, also which library functions those fetches reach.
+int inspect_graph(const std::string& path, const std::vector<std::string>& fetches = {});
 // Prints docs/ops.md: every registered op, its signature, attrs and kernel.
 int list_ops();
 // With `lower`, functional ops become Switch/Merge/Enter/Exit first.

@@ -44,15 +44,17 @@ ops::Expected<graph::Graph> load_lowered(const std::string& path) {
 
 }  // namespace
 
-int inspect_graph(const std::string& path) {
+int inspect_graph(const std::string& path, const std::vector<std::string>& fetches) {
   auto g = load_for_reading(path);
   if (!g.ok()) return fail(g.status());
   auto frames = graph::analyze_control_flow(*g);
   if (!frames.ok()) return fail(frames.status().with_prefix(path + ": "));
-  std::fputs(graph::to_text(graph::summarize(*g, *frames)).c_str(), stdout);
+  auto summary = graph::summarize(*g, *frames, fetches);
+  if (!summary.ok()) return fail(summary.status().with_prefix(path + ": "));
+  std::fputs(graph::to_text(*summary).c_str(), stdout);
   if (graph::has_functional_ops(*g))
-    std::puts("functional ops: lowered to Switch/Merge/Enter/Exit before a run "
-              "(tagflow convert --lower shows the result)");
+    std::puts("functional ops: lowered to Switch/Merge/Enter/Exit when a step needs them, "
+              "their functions instantiated then (tagflow convert --lower shows the whole graph lowered)");
   return 0;
 }
 

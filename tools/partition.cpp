@@ -12,8 +12,10 @@
 #include "graph/device.hpp"
 #include "graph/export.hpp"
 #include "graph/import.hpp"
+#include "graph/lower_functional.hpp"
 #include "graph/partition.hpp"
 #include "graph/placement.hpp"
+#include "graph/validate.hpp"
 #include "tools/commands.hpp"
 
 namespace tagflow::tools {
@@ -21,9 +23,10 @@ namespace tagflow::tools {
 int partition_graph(const PartitionArgs& args) {
   auto placement = graph::parse_place_option(args.place);
   if (!placement.ok()) return fail(placement.status().with_prefix("--place: "));
-  // The session lowers and validates the graph and reads the devices from
-  // the configuration, exactly as `tagflow run` would; the configuration
-  // first, so that its errors name its file.
+  // The session validates the graph and reads the devices from the
+  // configuration, exactly as `tagflow run` would; the configuration
+  // first, so that its errors name its file. A session lowers functional
+  // ops per step; the whole graph is lowered here.
   actors::SessionOptions o;
   auto devices = num_devices(args.devices);
   if (!devices.ok()) return fail(devices.status());
@@ -47,7 +50,14 @@ int partition_graph(const PartitionArgs& args) {
   auto session = actors::Session::create(std::move(g).value(), *resolved);
   if (!session.ok()) return fail(session.status().with_prefix(args.graph + ": "));
   graph::Graph placed = (*session)->graph();
-  Status s = graph::place(&placed, (*session)->devices(), *placement);
+  Status s = graph::lower_functional_ops(&placed, *resolved->max_nodes);
+  if (s.ok() && graph::has_functional_ops((*session)->graph())) {
+    graph::ValidateOptions v;
+    v.allow_unknown_ops = true;
+    s = graph::validate(placed, v);
+  }
+  if (!s.ok()) return fail(s.with_prefix(args.graph + ": "));
+  s = graph::place(&placed, (*session)->devices(), *placement);
   if (!s.ok()) return fail(s.with_prefix(args.graph + ": "));
   auto parts = graph::partition_graph(placed, (*session)->devices());
   if (!parts.ok()) return fail(parts.status().with_prefix(args.graph + ": "));

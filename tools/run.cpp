@@ -31,11 +31,7 @@ namespace {
 // What a feed must be: what the graph declares at that endpoint.
 ops::Expected<graph::DeclaredOutput> feed_declared(const graph::Graph& g, const std::string& name) {
   TF_ASSIGN_OR_RETURN(graph::Endpoint e, graph::parse_endpoint(g, name));
-  graph::DeclaredOutput declared = graph::declared_output(g, e);
-  if (declared.dtype == ops::DType::invalid)
-    return Status(ops::Error::invalid_argument,
-                  fmt::format("feed '{}': the dtype of {} is not known", ops::abbreviate(name), declared.declared_by));
-  return declared;
+  return graph::feed_declaration(g, name, e);
 }
 
 }  // namespace

@@ -14,10 +14,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string inspect_path;
+  std::vector<std::string> inspect_fetches;
   CLI::App* inspect_cmd = app.add_subcommand(
       "inspect", "Print a graph's node count, op histogram, frames (nesting, pivots), "
-                 "devices and ops with no kernel");
+                 "devices, ops with no kernel, and per library function its ops with no "
+                 "kernel and whether a run reaches it; for a SavedModel directory its tags, signatures "
+                 "and variables");
   inspect_cmd->add_option("GRAPH", inspect_path, "GraphDef file (.pbtxt or .pb) or SavedModel directory")->required();
+  inspect_cmd->add_option("--fetch", inspect_fetches,
+                          "Also say which functions these fetches (name[:port]) reach");
 
   CLI::App* ops_cmd = app.add_subcommand(
       "ops", "Print every op tagflow knows as a Markdown table: inputs, outputs, attrs, whether it has a kernel "
@@ -207,8 +212,9 @@ int main(int argc, char** argv) {
     if (*part_cmd) return tagflow::tools::partition_graph(part);
     if (*ops_cmd) return tagflow::tools::list_ops();
     if (*inspect_cmd)
-      return tagflow::graph::is_saved_model_dir(inspect_path) ? tagflow::tools::inspect_saved_model(inspect_path)
-                                                               : tagflow::tools::inspect_graph(inspect_path);
+      return tagflow::graph::is_saved_model_dir(inspect_path)
+                 ? tagflow::tools::inspect_saved_model(inspect_path)
+                 : tagflow::tools::inspect_graph(inspect_path, inspect_fetches);
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
     if (*grad_cmd) return tagflow::tools::gradient_graph(grad);

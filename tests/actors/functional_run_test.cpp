@@ -228,16 +228,22 @@ BOOST_AUTO_TEST_CASE(a_functional_while_behaves_like_its_v1_twin) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_functional_op_that_cannot_be_lowered_is_a_clear_error) {
+BOOST_AUTO_TEST_CASE(a_functional_op_that_cannot_be_lowered_is_a_clear_error_when_a_step_needs_it) {
   std::string text = node("x", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
                      node("call", "PartitionedCall", {"x"},
                           "attr { key: \"Tin\" value { list { type: DT_INT32 } } } "
                           "attr { key: \"Tout\" value { list { type: DT_INT32 } } } "
-                          "attr { key: \"f\" value { func { name: \"nope\" } } }");
+                          "attr { key: \"f\" value { func { name: \"nope\" } } }") +
+                     unary("neg", "Neg", "x", "DT_INT32");
   auto s = actors::Session::create(parse(text), {});
-  BOOST_REQUIRE(!s.ok());
-  BOOST_TEST(s.status().message().find("calls function 'nope', which is not in the function library") !=
-             std::string::npos);
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.status().to_string());
+  auto neg = (*s)->run({{"x", Tensor::scalar<int32_t>(4)}}, {"neg"});
+  BOOST_REQUIRE_MESSAGE(neg.ok(), neg.status().to_string());
+  BOOST_TEST(int_of((*neg)[0]) == -4);
+  auto call = (*s)->run({{"x", Tensor::scalar<int32_t>(4)}}, {"call"});
+  BOOST_REQUIRE(!call.ok());
+  BOOST_TEST(call.status().message().find("calls function 'nope', which is not in the function library") !=
+             std::string::npos, call.status().message());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

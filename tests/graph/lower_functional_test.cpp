@@ -6,8 +6,10 @@
 #include "graph/control_flow.hpp"
 #include "graph/function_library.hpp"
 #include "graph/import.hpp"
+#include "graph/function_instantiator.hpp"
 #include "graph/lower_functional.hpp"
 #include "graph/proto/graph_def.pb.h"
+#include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
 #include "graph_test_util.hpp"
 
@@ -292,7 +294,8 @@ BOOST_AUTO_TEST_CASE(error_recursion_in_the_function_library) {
       "function { signature { name: \"g\" input_arg { name: \"a\" type: DT_INT32 } output_arg { name: \"o\" type: DT_INT32 } }"
       " node_def { name: \"f_call\" op: \"f\" input: \"a\" } ret { key: \"o\" value: \"f_call:o:0\" } } }";
   std::string m = lowering_error(text);
-  BOOST_TEST(m.find("recursion in the function library: 'f' -> 'g' -> 'f' (through node 'call/g_call/f_call')") !=
+  BOOST_TEST(m.find("recursion in the function library: 'f' -> 'g' -> 'f' (through node 'call' → function 'f' → "
+                    "node 'g_call' → function 'g' → node 'f_call')") !=
              std::string::npos, m);
 }
 
@@ -313,7 +316,7 @@ BOOST_AUTO_TEST_CASE(error_a_call_to_a_missing_function) {
 BOOST_AUTO_TEST_CASE(error_a_body_reference_that_names_nothing) {
   std::string base = kInputs + "node { name: \"call\" op: \"f\" input: \"x\" }\nlibrary { ";
   std::string m = lowering_error(base + int_func("f", 1, "DT_INT32", "add:w:0") + "}");
-  BOOST_TEST(m.find("function 'f': ret 'out' 'add:w:0' names no output 'w' of 'add' (AddV2 has outputs: z)") !=
+  BOOST_TEST(m.find("node 'call' → function 'f' → ret 'out' 'add:w:0' names no output 'w' of 'add' (AddV2 has outputs: z)") !=
              std::string::npos, m);
   m = lowering_error(base + int_func("f", 1, "DT_INT32", "add:z:1") + "}");
   BOOST_TEST(m.find("names index 1 of output 'z' of 'add', which has 1 tensor") != std::string::npos, m);
@@ -356,6 +359,121 @@ BOOST_AUTO_TEST_CASE(nested_calls_that_multiply_the_graph_stop_at_the_node_limit
   Graph two = parse(kInputs + "node { name: \"call\" op: \"f" + std::to_string(levels - 2) +
                     "\" input: \"x\" }\nlibrary { " + lib + "}");
   BOOST_TEST(lower_functional_ops(&two, 5000).ok());
+}
+
+// A function whose body reads a named output of a node of an op tagflow
+// does not know: instantiating it is an error (the output cannot be named).
+std::string unknown_op_func(const std::string& name) {
+  return "function { signature { name: \"" + name + "\" input_arg { name: \"a0\" type: DT_INT32 } "
+         "output_arg { name: \"out\" type: DT_INT32 } } "
+         "node_def { name: \"odd\" op: \"NoSuchOp\" input: \"a0\" } "
+         "ret { key: \"out\" value: \"odd:output:0\" } }\n";
+}
+
+// A graph as a session holds it: validated, unknown ops allowed.
+Graph session_graph(const std::string& text) {
+  Graph g = parse(text);
+  ValidateOptions v;
+  v.allow_unknown_ops = true;
+  Status s = validate(g, v);
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.to_string());
+  return g;
+}
+
+std::string step_error(const Graph& g, FunctionInstantiator& functions, const std::string& fetch) {
+  auto step = make_step_graph(g, {"x"}, {fetch}, {}, &functions);
+  BOOST_REQUIRE(!step.ok());
+  return step.status().message();
+}
+
+BOOST_AUTO_TEST_CASE(only_the_functions_a_step_calls_are_instantiated) {
+  const std::string text = kInputs +
+      "node { name: \"used\" op: \"f\" input: \"x\" }\n"
+      "node { name: \"unused\" op: \"bad\" input: \"x\" }\n"
+      "node { name: \"stray\" op: \"AlsoUnknown\" input: \"x\" }\n"
+      "library { " + int_func("f", 1) + unknown_op_func("bad") + "}";
+  Graph g = session_graph(text);
+  // The whole graph cannot be lowered: 'bad' cannot be instantiated.
+  Graph whole = g;
+  BOOST_TEST(!lower_functional_ops(&whole).ok());
+  FunctionInstantiator functions(g);
+  auto step = make_step_graph(g, {"x"}, {"used"}, {}, &functions);
+  BOOST_REQUIRE_MESSAGE(step.ok(), step.status().to_string());
+  BOOST_TEST(!has_functional_ops(step->graph));
+  BOOST_TEST(node_named(step->graph, "used").op == "Identity");
+  BOOST_TEST(node_named(step->graph, "used/add").op == "AddV2");
+  BOOST_TEST(step->graph.find("unused") == kNoNode);
+  BOOST_TEST(step->graph.find("stray") == kNoNode);
+  // The called one is an error naming the call chain, only when a step needs it.
+  std::string m = step_error(g, functions, "unused");
+  BOOST_TEST(m.find("node 'unused' → function 'bad' → ret 'out' 'odd:output:0' names an output of 'odd', "
+                    "whose op 'NoSuchOp' is not known") != std::string::npos, m);
+  m = step_error(g, functions, "stray");
+  BOOST_TEST(m.find("unknown op 'AlsoUnknown' in node 'stray'") != std::string::npos, m);
+}
+
+BOOST_AUTO_TEST_CASE(a_lowered_node_has_the_same_name_in_every_step) {
+  // The call's body node "add" would be "c/add" — but the graph already
+  // has a node of that name, which the first step does not keep.
+  const std::string text = kInputs +
+      "node { name: \"c\" op: \"f\" input: \"x\" }\n"
+      "node { name: \"c/add\" op: \"Identity\" input: \"x\" " + t("T", "DT_INT32") + "}\n"
+      "node { name: \"both\" op: \"AddV2\" input: \"c\" input: \"c/add\" " + t("T", "DT_INT32") + "}\n"
+      "library { " + int_func("f", 1) + "}";
+  Graph g = session_graph(text);
+  FunctionInstantiator functions(g);
+  auto first = make_step_graph(g, {"x"}, {"c"}, {}, &functions);
+  BOOST_REQUIRE_MESSAGE(first.ok(), first.status().to_string());
+  auto second = make_step_graph(g, {"x"}, {"both"}, {}, &functions);
+  BOOST_REQUIRE_MESSAGE(second.ok(), second.status().to_string());
+  BOOST_TEST(node_named(first->graph, "c/add_1").op == "AddV2");
+  BOOST_TEST(node_named(second->graph, "c/add_1").op == "AddV2");
+  BOOST_TEST(node_named(second->graph, "c/add").op == "Identity");
+}
+
+BOOST_AUTO_TEST_CASE(errors_in_nested_function_bodies_name_the_call_chain) {
+  // loop (While) → body 'b' → node 'inner' (a call of h) → node 'm', whose
+  // op tagflow does not know.
+  const std::string h =
+      "function { signature { name: \"h\" input_arg { name: \"a0\" type: DT_INT32 } "
+      "output_arg { name: \"out\" type: DT_INT32 } control_output: \"m\" } "
+      "node_def { name: \"m\" op: \"Mystery\" input: \"a0\" } ret { key: \"out\" value: \"a0\" } "
+      "control_ret { key: \"m\" value: \"m\" } }\n";
+  const std::string body =
+      "function { signature { name: \"b\" input_arg { name: \"a0\" type: DT_INT32 } "
+      "input_arg { name: \"a1\" type: DT_INT32 } output_arg { name: \"o0\" type: DT_INT32 } "
+      "output_arg { name: \"o1\" type: DT_INT32 } } "
+      "node_def { name: \"inner\" op: \"h\" input: \"a0\" } "
+      "ret { key: \"o0\" value: \"inner:out:0\" } ret { key: \"o1\" value: \"a1\" } }\n";
+  Graph g = session_graph(while_text("c2", "b", less_cond("c2", 2) + body + h));
+  FunctionInstantiator functions(g);
+  std::string m = step_error(g, functions, "loop");
+  BOOST_TEST(m.find("unknown op 'Mystery' in node 'loop' → body 'b' → node 'inner' → function 'h' → node 'm'") !=
+             std::string::npos, m);
+  // Bad arity in a body: AddV2 with one input.
+  const std::string one_input =
+      "function { signature { name: \"f\" input_arg { name: \"a0\" type: DT_INT32 } "
+      "output_arg { name: \"out\" type: DT_INT32 } } "
+      "node_def { name: \"add\" op: \"AddV2\" input: \"a0\" " + t("T", "DT_INT32") + "} "
+      "ret { key: \"out\" value: \"add:0\" } }\n";
+  Graph call = session_graph(kInputs + "node { name: \"call\" op: \"f\" input: \"x\" }\nlibrary { " +
+                             one_input + "}");
+  FunctionInstantiator call_functions(call);
+  m = step_error(call, call_functions, "call");
+  BOOST_TEST(m.find("node 'call' → function 'f' → node 'add' (AddV2) has 1 data input") != std::string::npos, m);
+  // A bad attr in a body, found by lowering a nested If.
+  const std::string bad_if =
+      "function { signature { name: \"g\" input_arg { name: \"a0\" type: DT_INT32 } "
+      "output_arg { name: \"out\" type: DT_INT32 } } "
+      "node_def { name: \"cond\" op: \"If\" input: \"a0\" input: \"a0\" " + t("Tcond", "DT_INT32") +
+      tl("Tout", "type: DT_INT32") + fn("then_branch", "f") + fn("else_branch", "f") + "} "
+      "ret { key: \"out\" value: \"cond:output:0\" } }\n";
+  Graph nested = session_graph(kInputs + "node { name: \"call\" op: \"g\" input: \"x\" }\nlibrary { " +
+                               bad_if + int_func("f", 1) + "}");
+  FunctionInstantiator nested_functions(nested);
+  m = step_error(nested, nested_functions, "call");
+  BOOST_TEST(m.find("node 'call' → function 'g' → node 'cond' (If): attr 'Tin' is missing or not a list(type)") !=
+             std::string::npos, m);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -169,4 +169,25 @@ BOOST_AUTO_TEST_CASE(names_given_by_the_user_are_shortened_in_errors) {
   BOOST_TEST(contains(s.status().message(), "... (60000 bytes)"), s.status().message());
 }
 
+BOOST_AUTO_TEST_CASE(a_fed_output_of_an_unknown_op_takes_the_dtype_its_consumers_expect) {
+  auto g = import_graph_text(
+      "node { name: 'u' op: 'UnknownSource' }\n"
+      "node { name: 'cast' op: 'Cast' input: 'u' attr { key: 'SrcT' value { type: DT_INT64 } } "
+      "attr { key: 'DstT' value { type: DT_FLOAT } } }\n"
+      "node { name: 'v' op: 'OtherUnknown' }\n"
+      "node { name: 'w' op: 'ThirdUnknown' input: 'v' }\n", "<test>");
+  BOOST_REQUIRE(g.ok());
+  ValidateOptions v;
+  v.allow_unknown_ops = true;
+  BOOST_REQUIRE(validate(*g, v).ok());
+  auto step = make_step_graph(*g, {"u"}, {"cast"}, {});
+  BOOST_REQUIRE_MESSAGE(step.ok(), step.status().to_string());
+  BOOST_TEST(ops::dtype_name(step->feeds[0].dtype) == "int64");  // Cast's SrcT
+  BOOST_TEST(step->graph.find("u") == kNoNode);
+  auto bad = make_step_graph(*g, {"v"}, {"w"}, {});
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.status().message().find("feed 'v': the dtype of 'v' cannot be inferred: node 'v' has op "
+                                         "'OtherUnknown'") != std::string::npos, bad.status().message());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
