@@ -338,10 +338,11 @@ BOOST_AUTO_TEST_CASE(a_shared_list_is_copied_on_write_and_an_unshared_one_change
   BOOST_TEST(list(pushed).elements[0].shares_buffer_with(list(keep).elements[0]));
   // The same value in another buffer is shared too.
   Tensor other = variant_scalar(keep.data<VariantPtr>()[0]);
-  keep = Tensor();
   l = Tensor();
   Tensor pushed_other = push(std::move(other), Tensor::scalar<float>(3));
   BOOST_TEST(pushed_other.data<VariantPtr>()[0].get() != value);
+  BOOST_TEST(stack(keep) == "float32[1] [1]");
+  BOOST_TEST(stack(pushed_other) == "float32[2] [1,3]");
   // Unshared: the kernel holds the only tensor and the only value.
   const VariantValue* before = pushed.data<VariantPtr>()[0].get();
   Tensor in_place = push(std::move(pushed), Tensor::scalar<float>(4));
