@@ -4,6 +4,7 @@
 
 #include "graph/proto/graph_def.pb.h"
 #include "graph/tensor_proto.hpp"
+#include "ops/variant.hpp"
 #include "graph_test_util.hpp"
 
 using namespace tagflow;
