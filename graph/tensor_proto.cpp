@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "graph/proto/graph_def.pb.h"
+#include "graph/variant_proto.hpp"
 
 namespace tagflow::graph {
 
@@ -104,7 +105,8 @@ Status decode_string_content(const std::string& content, int64_t n, std::string*
   return ops::ok_status();
 }
 
-Status fill_objects(const tensorflow::TensorProto& p, DType dtype, int64_t n, Tensor& t) {
+Status fill_objects(const tensorflow::TensorProto& p, DType dtype, int64_t n, Tensor& t, int depth) {
+  if (dtype == DType::variant) return variants_from_proto(p, n, t, depth);
   auto* out = t.mutable_data<std::string>();
   switch (dtype) {
     case DType::string:
@@ -112,11 +114,8 @@ Status fill_objects(const tensorflow::TensorProto& p, DType dtype, int64_t n, Te
         return decode_string_content(p.tensor_content(), n, out);
       fill_strings({p.string_val().begin(), p.string_val().end()}, n, out);
       return ops::ok_status();
-    case DType::resource:  // each element: a serialized ResourceHandleProto
+    default:  // resource: each element a serialized ResourceHandleProto
       fill_strings(serialize_each(p.resource_handle_val()), n, out);
-      return ops::ok_status();
-    default:  // variant: each element a serialized VariantTensorDataProto
-      fill_strings(serialize_each(p.variant_val()), n, out);
       return ops::ok_status();
   }
 }
@@ -176,7 +175,9 @@ void shape_to_proto(const ops::PartialShape& s, tensorflow::TensorShapeProto* p)
   for (int64_t d : s.dims) p->add_dim()->set_size(d);
 }
 
-Expected<Tensor> tensor_from_proto(const tensorflow::TensorProto& p) {
+Expected<Tensor> tensor_from_proto(const tensorflow::TensorProto& p) { return tensor_from_proto_at(p, 0); }
+
+Expected<Tensor> tensor_from_proto_at(const tensorflow::TensorProto& p, int depth) {
   auto dtype = static_cast<DType>(static_cast<int>(p.dtype()));
   if (ops::is_ref(dtype) || !storable(dtype))
     return Status(Error::invalid_argument,
@@ -201,7 +202,7 @@ Expected<Tensor> tensor_from_proto(const tensorflow::TensorProto& p) {
 
   Tensor t(dtype, *shape);
   if (object) {
-    TF_RETURN_IF_ERROR(fill_objects(p, dtype, n, t).with_prefix("TensorProto: "));
+    TF_RETURN_IF_ERROR(fill_objects(p, dtype, n, t, depth).with_prefix("TensorProto: "));
     return t;
   }
   const std::string& content = p.tensor_content();
@@ -240,8 +241,7 @@ void tensor_to_proto(const Tensor& t, tensorflow::TensorProto* p) {
         p->add_resource_handle_val()->ParseFromString(t.data<std::string>()[i]);
       return;
     case DType::variant:
-      for (int64_t i = 0; i < n; ++i)
-        p->add_variant_val()->ParseFromString(t.data<std::string>()[i]);
+      for (int64_t i = 0; i < n; ++i) variant_to_proto(t.data<ops::VariantPtr>()[i], p->add_variant_val());
       return;
     default:
       p->set_tensor_content(static_cast<const char*>(t.raw_data()), t.byte_size());

@@ -5,8 +5,9 @@
 // fewer values than elements repeat the last one, no values mean zeros and
 // extra values are dropped. A shape with an unknown dimension or rank, a
 // ref or unknown dtype, or more than 1 GiB of elements is an error.
-// Resource and variant elements are kept as the serialized
-// ResourceHandleProto / VariantTensorDataProto. Stateless; thread-safe.
+// Resource elements are kept as the serialized ResourceHandleProto;
+// variant elements are TensorLists and Optionals read from and written as
+// VariantTensorDataProtos (graph/variant_proto.hpp). Stateless; thread-safe.
 #pragma once
 
 #include "ops/attr_value.hpp"

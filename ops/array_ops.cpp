@@ -410,6 +410,8 @@ void register_array_ops(OpRegistry& r) {
   register_pad_ops(r);
   register_reverse_sequence_op(r);
   register_string_ops(r);
+  register_list_ops(r);
+  register_optional_ops(r);
 }
 
 }  // namespace tagflow::ops

@@ -6,8 +6,9 @@
 // InvertPermutation), array_layout_ops.cpp (Transpose, ConcatV2, Split,
 // SplitV, Pack, Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice,
 // StridedSlice, StridedSliceGrad), array_gather_ops.cpp (GatherV2,
-// OneHot), pad_ops.cpp (Pad, PadV2) and reverse_sequence_op.cpp
-// (ReverseSequence).
+// OneHot), pad_ops.cpp (Pad, PadV2), reverse_sequence_op.cpp
+// (ReverseSequence), list_ops.cpp (the TensorList ops) and optional_ops.cpp
+// (the Optional ops).
 // Kernels are immutable after creation; compute() is const and reentrant.
 #pragma once
 
@@ -24,6 +25,8 @@ void register_array_slice_ops(OpRegistry& r);
 void register_array_gather_ops(OpRegistry& r);
 void register_pad_ops(OpRegistry& r);
 void register_reverse_sequence_op(OpRegistry& r);
+void register_list_ops(OpRegistry& r);      // list_ops.cpp: TensorList*
+void register_optional_ops(OpRegistry& r);  // optional_ops.cpp: Optional*
 
 // The dtypes TensorFlow allows for shape, axis and perm arguments.
 inline const std::vector<DType>& index_dtypes() {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "ops/state_kernels.hpp"
+#include "ops/variant.hpp"
 
 namespace tagflow::ops::state_kernels {
 
@@ -26,7 +27,10 @@ std::string summarize(const Tensor& t, int64_t max) {
       print_one(i);
     }
   };
-  if (dtype_is_object(t.dtype())) {
+  if (base_dtype(t.dtype()) == DType::variant) {
+    const VariantPtr* v = t.data<VariantPtr>();
+    print_all([&](int64_t i) { os << variant_debug_string(v[i]); });
+  } else if (dtype_is_object(t.dtype())) {
     const std::string* s = t.data<std::string>();
     print_all([&](int64_t i) { os << s[i]; });
   } else if (!dispatch_pod(base_dtype(t.dtype()), [&](auto tag) {

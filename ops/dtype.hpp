@@ -63,7 +63,8 @@ std::string dtype_enum_name(DType t);
 
 // Bytes per element of the storage, 0 for string/resource/variant (objects).
 int dtype_size(DType t);
-// True when elements are std::string objects, not raw bytes.
+// True when elements are objects, not raw bytes: std::string for string
+// and resource, VariantPtr (ops/tensor.hpp) for variant.
 bool dtype_is_object(DType t);
 // True if a kernel may compute with it (storage-only types return false).
 bool dtype_is_numeric(DType t);

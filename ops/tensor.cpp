@@ -8,10 +8,13 @@
 #include <sys/mman.h>
 
 #include "ops/memory_budget.hpp"
+#include "ops/variant.hpp"
 
 namespace tagflow::ops {
 
-// The storage behind a Tensor: raw aligned bytes, or std::string objects.
+// The storage behind a Tensor: raw aligned bytes, std::string objects or
+// VariantPtrs. Object arrays are held by unique_ptrs (8 bytes each, not a
+// vector's 24) so that the buffer object stays 96 bytes.
 class TensorBuffer {
  public:
   static constexpr size_t kInlineBytes = 32;
@@ -19,10 +22,20 @@ class TensorBuffer {
   static constexpr size_t kHugePage = size_t{2} << 20;
 
   TensorBuffer(DType dtype, int64_t n, bool zero_fill) {
+    if (dtype == DType::variant) {
+      charge(n, sizeof(VariantPtr));
+      try {
+        variants_ = std::make_unique<VariantPtr[]>(static_cast<size_t>(n));
+      } catch (...) {
+        if (budget_) budget_->release(charged_);
+        throw;
+      }
+      return;
+    }
     if (dtype_is_object(dtype)) {
       charge(n, sizeof(std::string));
       try {
-        strings_.resize(static_cast<size_t>(n));
+        strings_ = std::make_unique<std::string[]>(static_cast<size_t>(n));
       } catch (...) {
         if (budget_) budget_->release(charged_);
         throw;
@@ -58,7 +71,10 @@ class TensorBuffer {
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
 
-  void* data() { return data_ != nullptr ? data_ : static_cast<void*>(strings_.data()); }
+  void* data() {
+    if (data_ != nullptr) return data_;
+    return strings_ ? static_cast<void*>(strings_.get()) : static_cast<void*>(variants_.get());
+  }
   // Counts n elements of `size` bytes against the allocating thread's
   // memory budget, if it has one (ops/memory_budget.hpp); may throw
   // MemoryLimitExceeded.
@@ -74,12 +90,14 @@ class TensorBuffer {
   }
   size_t bytes() const { return bytes_; }
   bool is_object() const { return data_ == nullptr; }
+  bool is_variant() const { return variants_ != nullptr; }
 
  private:
   alignas(16) unsigned char inline_[kInlineBytes];
   void* data_ = nullptr;
   size_t bytes_ = 0;
-  std::vector<std::string> strings_;
+  std::unique_ptr<std::string[]> strings_;
+  std::unique_ptr<VariantPtr[]> variants_;
   std::shared_ptr<MemoryBudget> budget_;  // what this buffer is counted in
   int64_t charged_ = 0;
 };
@@ -104,6 +122,11 @@ size_t Tensor::heap_bytes() const {
   // make_shared: one block for the control block and the buffer object.
   size_t n = sizeof(TensorBuffer) + 2 * sizeof(void*);
   if (!buffer_->is_object()) return n + (buffer_->bytes() > TensorBuffer::kInlineBytes ? buffer_->bytes() : 0);
+  if (buffer_->is_variant()) {
+    const VariantPtr* v = data<VariantPtr>();
+    for (int64_t i = 0; i < num_elements(); ++i) n += sizeof(VariantPtr) + (v[i] ? v[i]->heap_bytes() : 0);
+    return n;
+  }
   const auto* s = static_cast<const std::string*>(buffer_->data());
   for (int64_t i = 0; i < num_elements(); ++i) n += sizeof(std::string) + (s[i].capacity() > 15 ? s[i].capacity() + 1 : 0);
   return n;
@@ -180,6 +203,7 @@ void print_nested(std::ostream& os, const T* data, const Shape& shape, int axis,
   if (axis == shape.rank()) {
     if (budget-- <= 0) return;
     if constexpr (std::is_same_v<T, std::string>) print_string(os, data[offset]);
+    else if constexpr (std::is_same_v<T, VariantPtr>) os << variant_debug_string(data[offset]);
     else print_element(os, data[offset]);
     return;
   }
@@ -203,6 +227,13 @@ bool Tensor::equals(const Tensor& o) const {
   if (dtype_ != o.dtype_ || shape_ != o.shape_ || valid() != o.valid()) return false;
   if (!valid()) return true;
   int64_t n = num_elements();
+  if (base_dtype(dtype_) == DType::variant) {
+    const auto* a = data<VariantPtr>();
+    const auto* b = o.data<VariantPtr>();
+    for (int64_t i = 0; i < n; ++i)
+      if (!variants_equal(a[i], b[i])) return false;
+    return true;
+  }
   if (dtype_is_object(dtype_)) {
     const auto* a = data<std::string>();
     const auto* b = o.data<std::string>();
@@ -226,7 +257,9 @@ std::string Tensor::values_string(int64_t max_elements) const {
   std::ostringstream os;
   os.precision(9);
   int64_t budget = max_elements;
-  if (dtype_is_object(dtype_)) {
+  if (base_dtype(dtype_) == DType::variant) {
+    print_nested(os, data<VariantPtr>(), shape_, 0, 0, budget);
+  } else if (dtype_is_object(dtype_)) {
     print_nested(os, data<std::string>(), shape_, 0, 0, budget);
   } else if (!dispatch_pod(base_dtype(dtype_), [&](auto tag) {
                using T = decltype(tag);

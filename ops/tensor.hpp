@@ -4,9 +4,11 @@
 // tensor has been handed to anyone else its buffer must not change: a kernel
 // that wants to write allocates a new tensor, or reuses an input whose
 // buffer is unique (is_unique()). Fixed-size elements are stored as raw
-// little-endian bytes, aligned to 64 bytes; string, resource and variant
-// elements are std::string objects. Small buffers (<= 32 bytes, e.g. every
-// scalar) live inside the buffer object: one allocation per tensor.
+// little-endian bytes, aligned to 64 bytes; string and resource elements are
+// std::string objects; variant elements are VariantPtrs, shared pointers to
+// immutable values (a TensorList or an Optional, ops/variant.hpp). Small
+// buffers (<= 32 bytes, e.g. every scalar) live inside the buffer object:
+// one allocation per tensor.
 // Thread-safety: like std::shared_ptr — distinct Tensor objects may be used
 // from different threads even when they share a buffer.
 #pragma once
@@ -34,15 +36,20 @@
 namespace tagflow::ops {
 
 class TensorBuffer;
+class VariantValue;  // ops/variant.hpp
+// One element of a variant tensor: a shared, immutable value; null in a
+// freshly allocated tensor (TensorFlow's empty Variant).
+using VariantPtr = std::shared_ptr<const VariantValue>;
 
 class Tensor {
  public:
   // An empty, invalid tensor (dtype invalid); the value of dead outputs.
   Tensor() = default;
-  // Allocates num_elements of `dtype`, zero-filled (empty strings).
+  // Allocates num_elements of `dtype`, zero-filled (empty strings, null
+  // variants).
   Tensor(DType dtype, const Shape& shape);
   // Allocates like Tensor(dtype, shape) but leaves fixed-size elements
-  // unset (object elements are still empty strings): only for a kernel
+  // unset (object elements are still empty or null): only for a kernel
   // that writes every element before the tensor leaves it.
   static Tensor uninitialized(DType dtype, const Shape& shape);
 
@@ -74,26 +81,29 @@ class Tensor {
   int64_t dim(int i) const { return shape_.dim(i); }
   int64_t num_elements() const { return shape_.num_elements(); }
   size_t byte_size() const;  // of the element storage (0 for object dtypes)
-  // Heap bytes of the buffer (its object, its storage and any strings),
-  // counted in full even when other tensors share it; for memory accounting.
+  // Heap bytes of the buffer (its object, its storage and any strings; for
+  // variants, the values' element tensors), counted in full even when other
+  // tensors share it; for memory accounting.
   size_t heap_bytes() const;
 
-  // Typed element access. T must match dtype() (asserted).
+  // Typed element access. T must match dtype() (asserted): std::string
+  // for string and resource, VariantPtr for variant.
   template <class T>
   const T* data() const {
-    assert(dtype_v<T> == base_dtype(dtype_) || (std::is_same_v<T, std::string> && dtype_is_object(dtype_)));
+    assert(element_type_matches<T>());
     return static_cast<const T*>(raw_data());
   }
   // Only for a tensor its caller just allocated or holds uniquely.
   template <class T>
   T* mutable_data() {
-    assert(dtype_v<T> == base_dtype(dtype_) || (std::is_same_v<T, std::string> && dtype_is_object(dtype_)));
+    assert(element_type_matches<T>());
     return static_cast<T*>(raw_mutable_data());
   }
   template <class T>
   const T& scalar_value() const { return data<T>()[0]; }
 
-  // Raw bytes of fixed-size elements (nullptr for object dtypes).
+  // The element storage: raw bytes of fixed-size elements, the
+  // std::string or VariantPtr array of object dtypes.
   const void* raw_data() const;
   void* raw_mutable_data();
 
@@ -124,6 +134,13 @@ class Tensor {
   std::string values_string(int64_t max_elements = 64) const;
 
  private:
+  template <class T>
+  bool element_type_matches() const {
+    if constexpr (std::is_same_v<T, VariantPtr>) return base_dtype(dtype_) == DType::variant;
+    else if constexpr (std::is_same_v<T, std::string>)
+      return dtype_is_object(dtype_) && base_dtype(dtype_) != DType::variant;
+    else return dtype_v<T> == base_dtype(dtype_);
+  }
   // The acquire of is_unique(): a fence pairs with the release of the
   // last other holder's decrement. ThreadSanitizer does not model fences,
   // so its builds take a reference instead (an acq_rel increment it does).

@@ -11,6 +11,14 @@ namespace tagflow::ops {
 
 namespace {
 
+// Calls f(T{}) with T the C++ element type of an object dtype: VariantPtr
+// for variant, std::string for string and resource.
+template <class F>
+void with_object_type(DType t, F&& f) {
+  if (base_dtype(t) == DType::variant) f(VariantPtr{});
+  else f(std::string{});
+}
+
 // Visits a simplified view (no size-1 dims, adjacent contiguous dims merged)
 // in row-major order: `move(dst_index, src_index, count)` copies `count`
 // elements contiguous in both, `move_one(dst_index, src_index)` one element.
@@ -105,7 +113,7 @@ void fill_bytes(unsigned char* d, const unsigned char* v, size_t size, int64_t n
 
 Expected<Tensor> allocate(DType dtype, const Shape& shape, bool zero_fill) {
   const int64_t n = shape.num_elements();
-  const int64_t elem = dtype_is_object(dtype) ? static_cast<int64_t>(sizeof(std::string))
+  const int64_t elem = dtype_is_object(dtype) ? static_cast<int64_t>(sizeof(std::string))  // >= a VariantPtr
                                               : std::max(dtype_size(dtype), 1);
   if (n > kMaxKernelTensorBytes / elem)
     return Status(Error::resource_exhausted,
@@ -140,8 +148,11 @@ void copy_elements(const Tensor& src, int64_t src_offset, Tensor& dst, int64_t d
                    int64_t n) {
   if (n <= 0) return;
   if (dtype_is_object(dst.dtype())) {
-    const std::string* s = src.data<std::string>() + src_offset;
-    std::copy(s, s + n, dst.mutable_data<std::string>() + dst_offset);
+    with_object_type(dst.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* s = src.data<T>() + src_offset;
+      std::copy(s, s + n, dst.mutable_data<T>() + dst_offset);
+    });
     return;
   }
   const size_t size = static_cast<size_t>(dtype_size(dst.dtype()));
@@ -153,8 +164,11 @@ void copy_elements(const Tensor& src, int64_t src_offset, Tensor& dst, int64_t d
 void fill_elements(const Tensor& value, int64_t index, Tensor& dst, int64_t offset, int64_t n) {
   if (n <= 0) return;
   if (dtype_is_object(dst.dtype())) {
-    std::string* d = dst.mutable_data<std::string>() + offset;
-    std::fill(d, d + n, value.data<std::string>()[index]);
+    with_object_type(dst.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T* d = dst.mutable_data<T>() + offset;
+      std::fill(d, d + n, value.data<T>()[index]);
+    });
     return;
   }
   const size_t size = static_cast<size_t>(dtype_size(dst.dtype()));
@@ -169,11 +183,14 @@ void strided_copy(const Tensor& src, const StridedView& view, Tensor& dst) {
     if (d == 0) return;
   const StridedView v = simplify(view);
   if (dtype_is_object(dst.dtype())) {
-    const std::string* s = src.data<std::string>();
-    std::string* d = dst.mutable_data<std::string>();
-    walk_view(
-        v, [&](int64_t di, int64_t si, int64_t n) { std::copy(s + si, s + si + n, d + di); },
-        [&](int64_t di, int64_t si) { d[di] = s[si]; });
+    with_object_type(dst.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* s = src.data<T>();
+      T* d = dst.mutable_data<T>();
+      walk_view(
+          v, [&](int64_t di, int64_t si, int64_t n) { std::copy(s + si, s + si + n, d + di); },
+          [&](int64_t di, int64_t si) { d[di] = s[si]; });
+    });
     return;
   }
   switch (dtype_size(dst.dtype())) {
@@ -192,11 +209,14 @@ void strided_scatter(const Tensor& src, Tensor& dst, const StridedView& view) {
     if (d == 0) return;
   const StridedView v = simplify(view);
   if (dtype_is_object(dst.dtype())) {
-    const std::string* s = src.data<std::string>();
-    std::string* d = dst.mutable_data<std::string>();
-    walk_view(
-        v, [&](int64_t si, int64_t di, int64_t n) { std::copy(s + si, s + si + n, d + di); },
-        [&](int64_t si, int64_t di) { d[di] = s[si]; });
+    with_object_type(dst.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* s = src.data<T>();
+      T* d = dst.mutable_data<T>();
+      walk_view(
+          v, [&](int64_t si, int64_t di, int64_t n) { std::copy(s + si, s + si + n, d + di); },
+          [&](int64_t si, int64_t di) { d[di] = s[si]; });
+    });
     return;
   }
   switch (dtype_size(dst.dtype())) {

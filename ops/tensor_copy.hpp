@@ -2,8 +2,9 @@
 // an output safely, copy runs of elements, and copy a strided view (the one
 // primitive behind Transpose, Slice, StridedSlice, Tile, BroadcastTo and
 // Unpack) or write into one (StridedSliceGrad). Works for every dtype: fixed-size elements move as bytes, so
-// quantized, half and complex types need no dispatch; string, resource and
-// variant elements are copied as std::string objects.
+// quantized, half and complex types need no dispatch; string and resource
+// elements are copied as std::string objects, variant elements as shared
+// pointers to their (immutable) values.
 // Stateless free functions; thread-safe on distinct destination tensors.
 #pragma once
 

@@ -80,6 +80,8 @@ Expected<Tensor> parse_tensor_literal(const std::string& text, DType dtype) {
   if (!s.ok()) return context(s);
   auto shape = Shape::make(dims);
   if (!shape.ok()) return context(shape.status());
+  if (base_dtype(dtype) == DType::variant)
+    return context(Status(Error::unimplemented, "no literal syntax for variant values"));
   Tensor t(base_dtype(dtype), *shape);
   Status fill;
   bool known = false;

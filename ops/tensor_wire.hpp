@@ -2,8 +2,9 @@
 // payload of net/'s messages). A tensor is its dtype, its shape and one
 // contiguous block of element bytes, copied with one memcpy each way —
 // never element by element (CAF 0.17 serialises a vector<float> one float
-// at a time, ~0.1 GB/s). Strings (and resource and variant elements, which
-// tagflow stores as strings) are a length and the bytes, per element.
+// at a time, ~0.1 GB/s). Strings (and resource handles) are a length and
+// the bytes, per element; variant elements (TensorLists, Optionals) are
+// their fields and their element tensors, nested wire forms.
 //
 // Layout, little-endian (the only byte order tagflow builds for):
 //   u8   format version (kTensorWireVersion)
@@ -13,11 +14,17 @@
 //   i64  dims[rank], each >= 0
 //   u64  payload bytes
 //   the payload: fixed-size elements as stored (num_elements * dtype_size);
-//        object elements as u64 length + bytes, one after another
+//        string and resource elements as u64 length + bytes, one after
+//        another; variant elements as described in docs/protocol.md
+//        ("Variant tensors"): a kind byte, then a TensorList's element
+//        dtype, element shape, bound and elements, or an Optional's
+//        components, each element tensor a nested wire form
 //
 // Decoding trusts nothing: a truncated or malformed tensor (unknown format
 // or dtype, rank over 8, a negative dimension, an element count that
-// overflows, a payload whose size disagrees with the shape, bytes left over)
+// overflows, a payload whose size disagrees with the shape, bytes left over,
+// a variant field out of range, variants nested deeper than
+// kMaxVariantWireDepth)
 // is a parse_error naming what is wrong and where (the byte offset); a
 // tensor larger than the caller's limit is resource_exhausted, refused
 // before anything is allocated. Stateless; thread-safe.
@@ -32,6 +39,9 @@
 namespace tagflow::ops {
 
 constexpr uint8_t kTensorWireVersion = 1;
+// How deep variant values may nest on the wire (a list of lists of ...):
+// decoding recurses once per level.
+constexpr int kMaxVariantWireDepth = 16;
 
 // Appends the wire form of `t` (valid or not) to *out.
 void append_tensor_wire(const Tensor& t, std::string* out);

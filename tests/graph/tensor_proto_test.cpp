@@ -4,6 +4,7 @@
 
 #include "graph/proto/graph_def.pb.h"
 #include "graph/tensor_proto.hpp"
+#include "ops/variant.hpp"
 #include "graph_test_util.hpp"
 
 using namespace tagflow;
@@ -236,6 +237,51 @@ BOOST_AUTO_TEST_CASE(attr_kinds_map_to_plain_values) {
   auto bad = attr_from_proto(p);
   BOOST_REQUIRE(!bad.ok());
   BOOST_TEST(contains(bad.status().message(), "77"));
+}
+
+// DT_VARIANT constants: TensorLists and Optionals as TensorFlow's
+// VariantTensorDataProtos, here written by hand in TensorFlow's layout.
+BOOST_AUTO_TEST_CASE(variant_tensor_lists_and_optionals_read_and_write) {
+  // A list of float32 (1) elements of shape [2], no bound (-1 as a 10-byte
+  // varint), element 1 unset: metadata = 1 unset, index 1, dtype 1, bound,
+  // then TensorShapeProto { dim { size: 2 } } = 0x12 0x02 0x08 0x02.
+  std::string metadata = std::string("\x01\x01\x01", 3) + std::string(9, '\xff') + std::string("\x01", 1) +
+                         std::string("\x12\x02\x08\x02", 4);
+  tensorflow::TensorProto p;
+  p.set_dtype(tensorflow::DT_VARIANT);
+  auto* v = p.add_variant_val();
+  v->set_type_name("tensorflow::TensorList");
+  v->set_metadata(metadata);
+  *v->add_tensors() = proto("dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1 float_val: 2");
+  *v->add_tensors() = proto("dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 3 float_val: 4");
+  auto t = tensor_from_proto(p);
+  BOOST_REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+  BOOST_TEST(t->debug_string() == "variant[] TensorList<float32>[3 elements]");
+  const auto& l = static_cast<const ops::TensorList&>(*t->data<ops::VariantPtr>()[0]);
+  BOOST_TEST(l.element_shape.to_string() == "[2]");
+  BOOST_TEST(l.max_num_elements == -1);
+  BOOST_TEST(l.elements[0].debug_string() == "float32[2] [1,2]");
+  BOOST_TEST(!l.elements[1].valid());
+  BOOST_TEST(l.elements[2].debug_string() == "float32[2] [3,4]");
+  // Written back: the same proto.
+  tensorflow::TensorProto back;
+  tensor_to_proto(*t, &back);
+  BOOST_TEST(back.variant_val(0).metadata() == metadata);
+  BOOST_TEST(back.variant_val(0).tensors_size() == 2);
+  auto again = tensor_from_proto(back);
+  BOOST_REQUIRE(again.ok());
+  BOOST_TEST((*again == *t));
+  // An optional, and a type tagflow does not know.
+  auto o = tensor_from_proto(proto("dtype: DT_VARIANT tensor_shape {} variant_val { type_name: "
+                                   "'tensorflow::data::Optional' metadata: '\\001' tensors { dtype: DT_INT32 "
+                                   "tensor_shape {} int_val: 5 } }"));
+  BOOST_REQUIRE_MESSAGE(o.ok(), o.status().to_string());
+  BOOST_TEST(o->debug_string() == "variant[] Optional[1 component]");
+  BOOST_TEST(contains(error_of("dtype: DT_VARIANT tensor_shape {} variant_val { type_name: 'foo::Bar' }"),
+                      "variant constants holding 'foo::Bar' are not supported"));
+  // Corrupt metadata: an unset index past the end.
+  v->set_metadata(std::string("\x01\x07", 2));
+  BOOST_TEST(!tensor_from_proto(p).ok());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -65,6 +65,7 @@ BOOST_AUTO_TEST_CASE(every_dtype_at_ranks_0_to_8_and_empty_shapes_crosses_as_hea
   for (int n = 1; n <= 32; ++n) {
     const DType dtype = static_cast<DType>(n);
     if (!ops::is_known_dtype_number(n) || (!ops::dtype_is_object(dtype) && ops::dtype_size(dtype) == 0)) continue;
+    if (dtype == DType::variant) continue;  // tests/ops/tensor_wire_test.cpp: variant elements
     for (int rank = 0; rank <= Shape::kMaxRank; ++rank) {
       for (int empty_dim = -1; empty_dim < rank; ++empty_dim) {
         std::vector<int64_t> dims;

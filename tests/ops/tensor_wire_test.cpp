@@ -10,6 +10,7 @@
 #include <random>
 
 #include "ops/tensor_wire.hpp"
+#include "ops/variant.hpp"
 
 using namespace tagflow;
 using namespace tagflow::ops;
@@ -28,8 +29,30 @@ std::vector<DType> stored_dtypes() {
   return out;
 }
 
-// A tensor of `dtype` and `shape` whose bytes (or strings) are random.
+// A tensor of `dtype` and `shape` whose bytes (or strings) are random;
+// variant elements are null, lists of random float vectors (some unset)
+// and optionals, at random.
 Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
+  if (dtype == DType::variant) {
+    Tensor t(dtype, shape);
+    VariantPtr* v = t.mutable_data<VariantPtr>();
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      switch (rng() % 3) {
+        case 0: break;
+        case 1: {
+          auto l = std::make_shared<TensorList>(DType::float32, PartialShape{false, {-1}});
+          for (uint64_t k = rng() % 4; k > 0; --k)
+            l->elements.push_back(rng() % 3 == 0 ? Tensor() : random_tensor(DType::float32, Shape{int64_t(rng() % 3)}, rng));
+          v[i] = std::move(l);
+          break;
+        }
+        default:
+          v[i] = rng() % 2 == 0 ? std::make_shared<OptionalValue>()
+                                : std::make_shared<OptionalValue>(std::vector<Tensor>{random_tensor(DType::int64, Shape{2}, rng)});
+      }
+    }
+    return t;
+  }
   if (dtype_is_object(dtype)) {
     Tensor t(dtype, shape);
     std::string* s = t.mutable_data<std::string>();
@@ -50,6 +73,7 @@ bool identical(const Tensor& a, const Tensor& b) {
   if (a.valid() != b.valid()) return false;
   if (!a.valid()) return true;
   if (a.dtype() != b.dtype() || !(a.shape() == b.shape())) return false;
+  if (a.dtype() == DType::variant) return a.equals(b);  // float elements: random bits, no NaN compared as bits
   if (!dtype_is_object(a.dtype()))
     return a.byte_size() == b.byte_size() &&
            (a.byte_size() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0);
@@ -248,6 +272,115 @@ BOOST_AUTO_TEST_CASE(corrupted_messages_decode_to_an_error_or_to_exactly_what_th
     BOOST_REQUIRE(encode_tensor_wire(*t) == wire);
   }
   BOOST_TEST(decoded > 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Variant tensors (docs/protocol.md, "Variant tensors"): lists and
+// optionals, nested, round-trip; every field is checked.
+namespace {
+
+// Offsets in the wire form of a scalar variant tensor holding a list of
+// scalars: the kind byte, then the list's fields.
+constexpr size_t kKindAt = 14, kListDtypeAt = 15, kListRankAt = 19, kListBoundAt = 20, kListCountAt = 28,
+                 kFirstPresentAt = 36;
+
+Tensor scalar_list(std::vector<Tensor> elements, int64_t bound = -1) {
+  auto l = std::make_shared<TensorList>(DType::float32, PartialShape{false, {}}, bound);
+  l->elements = std::move(elements);
+  return variant_scalar(std::move(l));
+}
+
+// A list whose one element is a list ... `depth` lists deep.
+Tensor nested_lists(int depth) {
+  Tensor t = scalar_list({Tensor::scalar<float>(1)});
+  for (int i = 1; i < depth; ++i) {
+    auto l = std::make_shared<TensorList>(DType::variant, PartialShape{true, {}});
+    l->elements.push_back(t);
+    t = variant_scalar(std::move(l));
+  }
+  return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(tensor_wire_variant)
+
+BOOST_AUTO_TEST_CASE(lists_and_optionals_round_trip_nested_with_unset_elements) {
+  auto inner = std::make_shared<TensorList>(DType::int32, PartialShape{false, {-1, 2}}, 7);
+  inner->elements = {Tensor::from_vector<int32_t>(Shape{1, 2}, {1, 2}), Tensor(),
+                     Tensor::from_vector<int32_t>(Shape{3, 2}, {1, 2, 3, 4, 5, 6})};
+  auto outer = std::make_shared<TensorList>(DType::variant, PartialShape{true, {}});
+  outer->elements = {variant_scalar(inner), Tensor(),
+                     variant_scalar(std::make_shared<OptionalValue>(std::vector<Tensor>{
+                         Tensor::string_scalar("abc"), variant_scalar(inner)}))};
+  Tensor t(DType::variant, Shape{2, 2});
+  t.mutable_data<VariantPtr>()[0] = outer;
+  t.mutable_data<VariantPtr>()[1] = std::make_shared<OptionalValue>();
+  t.mutable_data<VariantPtr>()[3] = inner;  // [2] stays null
+  const std::string wire = encode_tensor_wire(t);
+  BOOST_TEST(wire.size() == tensor_wire_size(t));
+  auto back = decode_tensor_wire(wire, kNoLimit);
+  BOOST_REQUIRE_MESSAGE(back.ok(), back.status().to_string());
+  BOOST_TEST((*back == t));
+  BOOST_TEST(back->debug_string() ==
+             "variant[2,2] [[TensorList<variant>[3 elements],Optional<none>],[<empty variant>,TensorList<int32>[3 elements]]]");
+  const auto& l = static_cast<const TensorList&>(*back->data<VariantPtr>()[3]);
+  BOOST_TEST(l.element_shape.to_string() == "[?,2]");
+  BOOST_TEST(l.max_num_elements == 7);
+  BOOST_TEST(!l.elements[1].valid());
+  BOOST_TEST(l.elements[2].debug_string() == "int32[3,2] [[1,2],[3,4],[5,6]]");
+  // Every truncation is an error.
+  for (size_t n = 0; n < wire.size(); ++n)
+    BOOST_TEST(error_of(std::string_view(wire).substr(0, n)) != "<ok>", "truncated to " << n);
+}
+
+BOOST_AUTO_TEST_CASE(nesting_deeper_than_the_limit_is_refused) {
+  BOOST_TEST(decode_tensor_wire(encode_tensor_wire(nested_lists(kMaxVariantWireDepth)), kNoLimit).ok());
+  const std::string deep = encode_tensor_wire(nested_lists(kMaxVariantWireDepth + 2));
+  BOOST_TEST(contains(error_of(deep), "variant values nest deeper than 16"), error_of(deep));
+}
+
+BOOST_AUTO_TEST_CASE(every_field_of_a_list_is_checked) {
+  const std::string good = encode_tensor_wire(scalar_list({Tensor::scalar<float>(2), Tensor()}, 5));
+  BOOST_REQUIRE(error_of(good) == "<ok>");
+  std::string bad = good;
+  overwrite<uint8_t>(&bad, kKindAt, 3);
+  BOOST_TEST(contains(error_of(bad), "variant kind 3 is not one tagflow knows"), error_of(bad));
+  bad = good;
+  overwrite<uint32_t>(&bad, kListDtypeAt, 101);
+  BOOST_TEST(contains(error_of(bad), "list element dtype number 101 is not one a tensor can have"), error_of(bad));
+  bad = good;
+  overwrite<uint32_t>(&bad, kListDtypeAt, static_cast<uint32_t>(DType::int32));
+  BOOST_TEST(contains(error_of(bad), "list element 0 is float32[], in a list of int32 []"), error_of(bad));
+  bad = good;
+  overwrite<uint8_t>(&bad, kListRankAt, 9);
+  BOOST_TEST(contains(error_of(bad), "list element rank 9 is over the largest, 8"), error_of(bad));
+  bad = good;
+  overwrite<int64_t>(&bad, kListBoundAt, -2);
+  BOOST_TEST(contains(error_of(bad), "list bound -2 is below -1"), error_of(bad));
+  bad = good;
+  overwrite<uint64_t>(&bad, kListCountAt, uint64_t{1} << 60);
+  BOOST_TEST(contains(error_of(bad), "a list of 1152921504606846976 elements in"), error_of(bad));
+  bad = good;
+  overwrite<uint8_t>(&bad, kFirstPresentAt, 2);
+  BOOST_TEST(contains(error_of(bad), "list element 0 has present flag 2"), error_of(bad));
+}
+
+BOOST_AUTO_TEST_CASE(every_field_of_an_optional_is_checked) {
+  const std::string none = encode_tensor_wire(variant_scalar(std::make_shared<OptionalValue>()));
+  BOOST_REQUIRE(error_of(none) == "<ok>");
+  std::string bad = none;
+  overwrite<uint8_t>(&bad, kKindAt + 1, 1);  // has a value, but no components
+  BOOST_TEST(contains(error_of(bad), "an optional with has-value flag 1 and 0 components"), error_of(bad));
+  const std::string some =
+      encode_tensor_wire(variant_scalar(std::make_shared<OptionalValue>(std::vector<Tensor>{Tensor::scalar<float>(1)})));
+  bad = some;
+  overwrite<uint64_t>(&bad, kKindAt + 2, 1000);
+  BOOST_TEST(contains(error_of(bad), "an optional of 1000 components in"), error_of(bad));
+  bad = some;
+  overwrite<uint32_t>(&bad, kKindAt + 11, 0);  // the component: the invalid tensor
+  BOOST_TEST(error_of(bad) != "<ok>");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
