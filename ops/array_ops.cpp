@@ -410,6 +410,9 @@ void register_array_ops(OpRegistry& r) {
   register_pad_ops(r);
   register_reverse_sequence_op(r);
   register_string_ops(r);
+  register_scatter_nd_op(r);
+  register_unique_op(r);
+  register_summary_ops(r);
 }
 
 }  // namespace tagflow::ops

@@ -5,9 +5,11 @@
 // shape arithmetic of gradients: BroadcastGradientArgs, ConcatOffset,
 // InvertPermutation), array_layout_ops.cpp (Transpose, ConcatV2, Split,
 // SplitV, Pack, Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice,
-// StridedSlice, StridedSliceGrad), array_gather_ops.cpp (GatherV2,
-// OneHot), pad_ops.cpp (Pad, PadV2) and reverse_sequence_op.cpp
-// (ReverseSequence).
+// StridedSlice, StridedSliceGrad), array_gather_ops.cpp (GatherV2, Gather,
+// GatherNd, OneHot), scatter_nd_op.cpp (ScatterNd), unique_op.cpp (Unique),
+// pad_ops.cpp (Pad, PadV2) and reverse_sequence_op.cpp (ReverseSequence).
+// The family's registration also brings in ScalarSummary (summary_ops.cpp),
+// which like the array ops only rearranges values.
 // Kernels are immutable after creation; compute() is const and reentrant.
 #pragma once
 
@@ -24,6 +26,9 @@ void register_array_slice_ops(OpRegistry& r);
 void register_array_gather_ops(OpRegistry& r);
 void register_pad_ops(OpRegistry& r);
 void register_reverse_sequence_op(OpRegistry& r);
+void register_scatter_nd_op(OpRegistry& r);
+void register_unique_op(OpRegistry& r);
+void register_summary_ops(OpRegistry& r);
 
 // The dtypes TensorFlow allows for shape, axis and perm arguments.
 inline const std::vector<DType>& index_dtypes() {
