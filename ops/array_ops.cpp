@@ -411,6 +411,8 @@ void register_array_ops(OpRegistry& r) {
   register_reverse_sequence_op(r);
   register_string_ops(r);
   register_scatter_nd_op(r);
+  register_reverse_op(r);
+  register_linspace_empty_ops(r);
   register_unique_op(r);
   register_summary_ops(r);
 }

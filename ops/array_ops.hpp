@@ -7,6 +7,7 @@
 // SplitV, Pack, Unpack, Tile, BroadcastTo), array_slice_ops.cpp (Slice,
 // StridedSlice, StridedSliceGrad), array_gather_ops.cpp (GatherV2, Gather,
 // GatherNd, OneHot), scatter_nd_op.cpp (ScatterNd), unique_op.cpp (Unique),
+// reverse_op.cpp (ReverseV2), linspace_empty_ops.cpp (LinSpace, Empty),
 // pad_ops.cpp (Pad, PadV2) and reverse_sequence_op.cpp (ReverseSequence).
 // The family's registration also brings in ScalarSummary (summary_ops.cpp),
 // which like the array ops only rearranges values.
@@ -27,6 +28,8 @@ void register_array_gather_ops(OpRegistry& r);
 void register_pad_ops(OpRegistry& r);
 void register_reverse_sequence_op(OpRegistry& r);
 void register_scatter_nd_op(OpRegistry& r);
+void register_reverse_op(OpRegistry& r);
+void register_linspace_empty_ops(OpRegistry& r);
 void register_unique_op(OpRegistry& r);
 void register_summary_ops(OpRegistry& r);
 
