@@ -454,6 +454,66 @@ Status pad_grad(C& c) {
   return ok_status();
 }
 
+// Gather (axis 0): the rows of dy summed into the rows they were taken from.
+Status gather_v1_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint params, c.input(0));
+  TRY(Endpoint indices, c.input(1));
+  TRY(Endpoint sp, c.op1("Shape", {params}));
+  TRY(Endpoint zero, c.scalar(DType::int32, 0));
+  TRY(Endpoint minus1, c.int_vector({-1}));
+  TRY(Endpoint zero_v, c.int_vector({0}));
+  TRY(Endpoint one_v, c.int_vector({1}));
+  TRY(Endpoint rows, c.op1("StridedSlice", {sp, zero_v, one_v, one_v}));
+  TRY(Endpoint inner, c.op1("StridedSlice", {sp, one_v, zero_v, one_v}, {{"end_mask", int64_t{1}}}));
+  TRY(Endpoint flat_shape, c.op1("ConcatV2", {minus1, inner, zero}));
+  TRY(Endpoint flat_g, c.op1("Reshape", {g, flat_shape}));
+  TRY(Endpoint flat_i, c.op1("Reshape", {indices, minus1}));
+  TRY(Endpoint dim, c.op1("Squeeze", {rows}));
+  TRY(Endpoint dx, c.op1("UnsortedSegmentSum", {flat_g, flat_i, dim}));
+  c.set(0, dx);
+  return ok_status();
+}
+
+// GatherNd: dy scattered back (and summed) where the tuples took it from.
+Status gather_nd_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint params, c.input(0));
+  TRY(Endpoint indices, c.input(1));
+  TRY(Endpoint sp, c.op1("Shape", {params}, {{"out_type", c.input_type(1)}}));
+  TRY(Endpoint dx, c.op1("ScatterNd", {indices, g, sp}));
+  c.set(0, dx);
+  return ok_status();
+}
+
+// ScatterNd: each update's gradient is dy at the slice it went to.
+Status scatter_nd_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint indices, c.input(0));
+  TRY(Endpoint du, c.op1("GatherNd", {g, indices}));
+  c.set(1, du);
+  return ok_status();
+}
+
+Status reverse_v2_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint axis, c.input(1));
+  TRY(Endpoint dx, c.op1("ReverseV2", {g, axis}));
+  c.set(0, dx);
+  return ok_status();
+}
+
+// y = f(x) with dx = gradient_op(dy, input or output).
+GradientFunction grad_op_of(const char* op, bool of_output) {
+  return [op, of_output](C& c) -> Status {
+    TRY(Endpoint g, need_dy(c, 0));
+    TRY(Endpoint v, of_output ? c.output(0) : c.input(0));
+    TRY(Endpoint dx, c.op1(op, {g, v}));
+    c.set(0, dx);
+    return ok_status();
+  };
+}
+
 Status reverse_sequence_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   TRY(Endpoint lengths, c.input(1));
@@ -705,6 +765,12 @@ GradientRegistry make_global() {
   add("Pad", pad_grad);
   add("PadV2", pad_grad);
   add("ReverseSequence", reverse_sequence_grad);
+  add("ReverseV2", reverse_v2_grad);
+  add("Gather", gather_v1_grad);
+  add("GatherNd", gather_nd_grad);
+  add("ScatterNd", scatter_nd_grad);
+  add("Elu", grad_op_of("EluGrad", true));
+  add("Softsign", grad_op_of("SoftsignGrad", false));
 
   // TensorArrays.
   add("TensorArrayReadV3", ta_read_grad("TensorArrayWriteV3"));
@@ -720,7 +786,8 @@ GradientRegistry make_global() {
         "TensorArrayV3", "TensorArraySizeV3", "TensorArrayGradV3", "TensorArrayCloseV3",
         "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2", "Assert", "NoOp",
         "InvertPermutation", "ConcatOffset", "ToBool", "IsVariableInitialized",
-        "VarIsInitializedOp"})
+        "VarIsInitializedOp", "IsFinite", "LinSpace", "Empty", "NearestNeighbors",
+        "ScalarSummary"})
     r.add_not_differentiable(op);
   return r;
 }

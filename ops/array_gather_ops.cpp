@@ -1,7 +1,10 @@
-// Array ops that select elements by index: GatherV2 (with batch_dims) and
-// OneHot. Elements move with ops/tensor_copy.hpp, so both work for every
-// dtype, strings included. An index outside its range is an error for
-// GatherV2 (as TensorFlow on CPU) and yields an all-off row for OneHot.
+// Array ops that select elements by index: GatherV2 (with batch_dims), the
+// legacy Gather (axis 0, no batch_dims), GatherNd (slices named by index
+// tuples) and OneHot. Elements move with ops/tensor_copy.hpp, so all work
+// for every dtype, strings included. An index outside its range is an error
+// for the gathers (as TensorFlow on CPU; Gather's validate_indices attr is
+// accepted and, as there, checking is never skipped) and yields an all-off
+// row for OneHot.
 // Signatures follow TensorFlow's core/ops/array_ops.cc.
 #include <string>
 
@@ -19,9 +22,14 @@ int64_t product(const Shape& s, int begin, int end) {
   return n;
 }
 
+// GatherV2, or Gather when the node has no axis input (axis 0).
 class GatherKernel final : public Kernel {
  public:
   Status init(const KernelInit& init) {
+    if (init.input_types.size() == 2) {
+      op_ = "Gather";
+      return ok_status();
+    }
     TF_ASSIGN_OR_RETURN(batch_dims_, init.attr<int64_t>("batch_dims"));
     return ok_status();
   }
@@ -29,9 +37,13 @@ class GatherKernel final : public Kernel {
   Status compute(KernelContext& ctx) const override {
     const Tensor& params = ctx.input(0);
     const Tensor& indices = ctx.input(1);
-    TF_ASSIGN_OR_RETURN(int64_t axis_value, read_int_scalar(ctx.input(2), "GatherV2 axis"));
+    int64_t axis_value = 0;
+    if (ctx.num_inputs() == 3) {
+      TF_ASSIGN_OR_RETURN(axis_value, read_int_scalar(ctx.input(2), "GatherV2 axis"));
+    }
+    const std::string op = op_;
     if (params.rank() == 0)
-      return Status(Error::invalid_argument, "GatherV2 params must be at least a vector");
+      return Status(Error::invalid_argument, op + " params must be at least a vector");
     TF_ASSIGN_OR_RETURN(int axis, canonical_axis(axis_value, params.rank(), "GatherV2 axis"));
     const int bd = static_cast<int>(batch_dims_ < 0 ? batch_dims_ + indices.rank() : batch_dims_);
     if (bd < 0 || bd > indices.rank())
@@ -48,13 +60,13 @@ class GatherKernel final : public Kernel {
                       "GatherV2 params shape " + params.shape().to_string() +
                           " and indices shape " + indices.shape().to_string() +
                           " differ in batch dimension " + std::to_string(i));
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> index, read_int_values(indices, "GatherV2 indices"));
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> index, read_int_values(indices, (op + " indices").c_str()));
 
     const int64_t limit = params.dim(axis);
     for (size_t i = 0; i < index.size(); ++i)
       if (index[i] < 0 || index[i] >= limit)
         return Status(Error::invalid_argument,
-                      "GatherV2 indices" + element_index(indices.shape(), static_cast<int64_t>(i)) +
+                      op + " indices" + element_index(indices.shape(), static_cast<int64_t>(i)) +
                           " = " + std::to_string(index[i]) + " is not in [0, " +
                           std::to_string(limit) + ")");
 
@@ -81,8 +93,34 @@ class GatherKernel final : public Kernel {
   }
 
  private:
+  const char* op_ = "GatherV2";
   int64_t batch_dims_ = 0;
 };
+
+// GatherNd: output[t] = params[indices[t]], the slice of params that the
+// tuple indices[t] (the last dimension of indices) names.
+Status gather_nd(KernelContext& ctx) {
+  const Tensor& params = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  if (!params.valid() || params.rank() < 1)
+    return Status(Error::invalid_argument, "GatherNd params must be at least a vector, got " +
+                                               (params.valid() ? "shape " + params.shape().to_string()
+                                                               : std::string("no tensor")));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> slices,
+                      nd_slice_numbers(indices, params.shape(), "GatherNd indices", "params shape"));
+  const int depth = static_cast<int>(indices.dim(indices.rank() - 1));
+  std::vector<int64_t> dims = indices.shape().dims();
+  dims.pop_back();
+  for (int i = depth; i < params.rank(); ++i) dims.push_back(params.dim(i));
+  Expected<Shape> shape = Shape::make(dims);
+  if (!shape.ok()) return shape.status().with_prefix("GatherNd output: ");
+  TF_ASSIGN_OR_RETURN(Tensor out, allocate_uninitialized(params.dtype(), *shape));
+  const int64_t slice = product(params.shape(), depth, params.rank());
+  for (size_t t = 0; t < slices.size(); ++t)
+    copy_elements(params, slices[t] * slice, out, static_cast<int64_t>(t) * slice, slice);
+  ctx.set_output(0, std::move(out));
+  return ok_status();
+}
 
 class OneHotKernel final : public Kernel {
  public:
@@ -145,6 +183,21 @@ void register_array_gather_ops(OpRegistry& r) {
                           .type_attr("Tindices", {DType::int16, DType::int32, DType::int64})
                           .type_attr("Taxis", index_dtypes())
                           .kernel(make_kernel_factory<GatherKernel>()));
+  register_builtin(r, OpDef("Gather")
+                          .input("params: Tparams")
+                          .input("indices: Tindices")
+                          .output("output: Tparams")
+                          .attr("validate_indices", "bool", true)
+                          .type_attr("Tparams")
+                          .type_attr("Tindices", index_dtypes())
+                          .kernel(make_kernel_factory<GatherKernel>()));
+  register_builtin(r, OpDef("GatherNd")
+                          .input("params: Tparams")
+                          .input("indices: Tindices")
+                          .output("output: Tparams")
+                          .type_attr("Tparams")
+                          .type_attr("Tindices", {DType::int16, DType::int32, DType::int64})
+                          .kernel_fn(gather_nd));
   register_builtin(r, OpDef("OneHot")
                           .input("indices: TI")
                           .input("depth: int32")

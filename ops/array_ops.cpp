@@ -412,6 +412,11 @@ void register_array_ops(OpRegistry& r) {
   register_string_ops(r);
   register_list_ops(r);
   register_optional_ops(r);
+  register_scatter_nd_op(r);
+  register_reverse_op(r);
+  register_linspace_empty_ops(r);
+  register_unique_op(r);
+  register_summary_ops(r);
 }
 
 }  // namespace tagflow::ops

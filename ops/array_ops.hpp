@@ -9,6 +9,12 @@
 // OneHot), pad_ops.cpp (Pad, PadV2), reverse_sequence_op.cpp
 // (ReverseSequence), list_ops.cpp (the TensorList ops) and optional_ops.cpp
 // (the Optional ops).
+// StridedSlice, StridedSliceGrad), array_gather_ops.cpp (GatherV2, Gather,
+// GatherNd, OneHot), scatter_nd_op.cpp (ScatterNd), unique_op.cpp (Unique),
+// reverse_op.cpp (ReverseV2), linspace_empty_ops.cpp (LinSpace, Empty),
+// pad_ops.cpp (Pad, PadV2) and reverse_sequence_op.cpp (ReverseSequence).
+// The family's registration also brings in ScalarSummary (summary_ops.cpp),
+// which like the array ops only rearranges values.
 // Kernels are immutable after creation; compute() is const and reentrant.
 #pragma once
 
@@ -27,6 +33,11 @@ void register_pad_ops(OpRegistry& r);
 void register_reverse_sequence_op(OpRegistry& r);
 void register_list_ops(OpRegistry& r);      // list_ops.cpp: TensorList*
 void register_optional_ops(OpRegistry& r);  // optional_ops.cpp: Optional*
+void register_scatter_nd_op(OpRegistry& r);
+void register_reverse_op(OpRegistry& r);
+void register_linspace_empty_ops(OpRegistry& r);
+void register_unique_op(OpRegistry& r);
+void register_summary_ops(OpRegistry& r);
 
 // The dtypes TensorFlow allows for shape, axis and perm arguments.
 inline const std::vector<DType>& index_dtypes() {

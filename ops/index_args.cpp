@@ -73,6 +73,43 @@ Expected<Shape> shape_from_tensor(const Tensor& t, const char* what) {
   return s;
 }
 
+Expected<std::vector<int64_t>> nd_slice_numbers(const Tensor& indices, const Shape& shape,
+                                                const char* what, const char* shape_what) {
+  if (!indices.valid() || indices.rank() < 1)
+    return Status(Error::invalid_argument,
+                  std::string(what) + " must have rank >= 1, got " +
+                      (indices.valid() ? "shape " + indices.shape().to_string() : "no tensor"));
+  const int64_t depth = indices.dim(indices.rank() - 1);
+  if (depth > shape.rank())
+    return Status(Error::invalid_argument,
+                  std::string(what) + " has tuples of length " + std::to_string(depth) +
+                      ", more than the rank " + std::to_string(shape.rank()) + " of " +
+                      shape_what + " " + shape.to_string());
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> flat, read_int_values(indices, what));
+  Shape prefix;  // the shape of the tuples: indices' without its last dimension
+  for (int i = 0; i + 1 < indices.rank(); ++i) prefix.add_dim(indices.dim(i));
+  const int64_t tuples = prefix.num_elements();
+  std::vector<int64_t> numbers;
+  numbers.reserve(static_cast<size_t>(tuples));
+  // With depth 0 every tuple is empty and names the whole shape (number 0).
+  for (int64_t t = 0; t < tuples; ++t) {
+    const int64_t* tuple = flat.data() + t * depth;
+    int64_t number = 0;
+    for (int d = 0; d < depth; ++d) {
+      if (tuple[d] < 0 || tuple[d] >= shape.dim(d)) {
+        std::vector<int64_t> values(tuple, tuple + depth);
+        return Status(Error::invalid_argument,
+                      std::string(what) + (prefix.rank() > 0 ? element_index(prefix, t) : "") +
+                          " = " + ints_to_string(values) + " does not index into " + shape_what +
+                          " " + shape.to_string());
+      }
+      number = number * shape.dim(d) + tuple[d];
+    }
+    numbers.push_back(number);
+  }
+  return numbers;
+}
+
 std::string element_index(const Shape& shape, int64_t flat) {
   std::vector<int64_t> index(static_cast<size_t>(shape.rank()));
   for (int i = shape.rank() - 1; i >= 0; --i) {

@@ -28,6 +28,16 @@ Expected<int> canonical_axis(int64_t axis, int rank, const char* what = "axis");
 // A shape from a rank-1 integer tensor of non-negative dimensions.
 Expected<Shape> shape_from_tensor(const Tensor& t, const char* what);
 
+// The index tuples of GatherNd and ScatterNd. `indices` has shape
+// [..., depth] (rank >= 1) and each of its tuples names a slice of `shape`
+// by its first depth dimensions. Returns, for each tuple in order, the
+// row-major number of its slice among the product of those dimensions. An
+// error names the tuple and the shape it does not index into: "GatherNd
+// indices[1] = [5,2] does not index into params shape [3,4]" (`what` is
+// "GatherNd indices", `shape_what` "params shape").
+Expected<std::vector<int64_t>> nd_slice_numbers(const Tensor& indices, const Shape& shape,
+                                                const char* what, const char* shape_what);
+
 // "[1,2]": the multi-index of flat element `flat` of `shape`, for messages
 // naming a bad index ("segment_ids[1,2] = 7 is out of range").
 std::string element_index(const Shape& shape, int64_t flat);

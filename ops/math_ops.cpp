@@ -270,6 +270,9 @@ void register_binary_ops(OpRegistry& r) {
   binary_op(r, "Sub", real_types(), "z: T", real_binary<SubOp>("Sub"));
   binary_op(r, "Mul", real_types(), "z: T", real_binary<MulOp>("Mul"));
   binary_op(r, "RealDiv", real_types(), "z: T", real_binary<RealDivOp>("RealDiv"));
+  // The legacy Div: integer quotients truncate toward zero, as TensorFlow's
+  // CPU kernel (C++ division) does; a zero divisor is an error.
+  binary_op(r, "Div", real_types(), "z: T", real_binary<RealDivOp>("Div"));
   binary_op(r, "FloorDiv", real_types(), "z: T", real_binary<FloorDivOp>("FloorDiv"));
   binary_op(r, "FloorMod", real_types(), "z: T", real_binary<FloorModOp>("FloorMod"));
   binary_op(r, "Pow", real_types(), "z: T", real_binary<PowOp>("Pow"));

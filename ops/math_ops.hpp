@@ -7,7 +7,8 @@
 // segment_ops.cpp, RandomUniform and the normals in random_ops.cpp.
 // register_math_ops (op_def.hpp) calls the parts declared here. The nn
 // family (register_nn_ops, nn_ops.cpp) has its softmax cross-entropy losses
-// in softmax_xent_ops.cpp. Internal to ops/.
+// in softmax_xent_ops.cpp and TopKV2 and NearestNeighbors in topk_ops.cpp.
+// Internal to ops/.
 #pragma once
 
 #include <vector>
@@ -25,6 +26,7 @@ void register_matmul_ops(OpRegistry& r);
 void register_segment_ops(OpRegistry& r);
 void register_random_ops(OpRegistry& r);
 void register_softmax_xent_ops(OpRegistry& r);
+void register_topk_ops(OpRegistry& r);
 
 // The allowed-type lists of the math and nn ops: TensorFlow's lists cut
 // down to what tagflow computes.

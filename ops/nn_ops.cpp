@@ -1,7 +1,9 @@
-// The neural-network ops: Relu and ReluGrad, Softmax and LogSoftmax (over
+// The neural-network ops: Relu and ReluGrad, Elu and EluGrad, Softsign and
+// SoftsignGrad, Softmax and LogSoftmax (over
 // the last axis), BiasAdd (NHWC: the bias runs along the last dimension;
 // NCHW: along dimension 1) and BiasAddGrad; register_nn_ops also registers
-// the softmax cross-entropy losses (softmax_xent_ops.cpp) and the parts
+// the softmax cross-entropy losses (softmax_xent_ops.cpp), the k-best
+// selections TopKV2 and NearestNeighbors (topk_ops.cpp) and the parts
 // declared in nn_ops.hpp (convolutions, pooling, ...). Signatures follow
 // TensorFlow's core/ops/nn_ops.cc.
 #include <Eigen/Core>
@@ -30,6 +32,41 @@ struct ReluGradOp : CwiseGradOp<T> {
   template <class G, class F>
   static auto eval(const G& gradients, const F& features) {
     return gradients * (features > T(0)).template cast<T>();
+  }
+};
+
+// exp(x) - 1 where x < 0, else x.
+template <class T>
+struct EluOp : SameTypeOp<T> {
+  template <class X>
+  static auto eval(const X& x) { return (x < T(0)).select(x.exp() - T(1), x); }
+};
+
+// Through the output y of Elu: gradients * (y + 1) where y < 0, else
+// gradients (y + 1 = exp(x) there).
+template <class T>
+struct EluGradOp : CwiseGradOp<T> {
+  static constexpr bool kSameShape = true;
+  template <class G, class Y>
+  static auto eval(const G& gradients, const Y& outputs) {
+    return (outputs < T(0)).select(gradients * (outputs + T(1)), gradients);
+  }
+};
+
+// x / (1 + |x|).
+template <class T>
+struct SoftsignOp : SameTypeOp<T> {
+  template <class X>
+  static auto eval(const X& x) { return x / (x.abs() + T(1)); }
+};
+
+// gradients / (1 + |features|)^2.
+template <class T>
+struct SoftsignGradOp : CwiseGradOp<T> {
+  static constexpr bool kSameShape = true;
+  template <class G, class F>
+  static auto eval(const G& gradients, const F& features) {
+    return gradients / (features.abs() + T(1)).square();
   }
 };
 
@@ -240,6 +277,29 @@ void register_nn_ops(OpRegistry& r) {
                           .type_attr("T", real_types())
                           .kernel(cwise_factory<CwiseGradKernel, ReluGradOp, float, double,
                                                 int32_t, int64_t>("ReluGrad")));
+  register_builtin(r, OpDef("Elu")
+                          .input("features: T")
+                          .output("activations: T")
+                          .type_attr("T", float_types())
+                          .kernel(cwise_factory<UnaryKernel, EluOp, float, double>("Elu")));
+  register_builtin(r, OpDef("EluGrad")
+                          .input("gradients: T")
+                          .input("outputs: T")
+                          .output("backprops: T")
+                          .type_attr("T", float_types())
+                          .kernel(cwise_factory<CwiseGradKernel, EluGradOp, float, double>("EluGrad")));
+  register_builtin(r, OpDef("Softsign")
+                          .input("features: T")
+                          .output("activations: T")
+                          .type_attr("T", float_types())
+                          .kernel(cwise_factory<UnaryKernel, SoftsignOp, float, double>("Softsign")));
+  register_builtin(r, OpDef("SoftsignGrad")
+                          .input("gradients: T")
+                          .input("features: T")
+                          .output("backprops: T")
+                          .type_attr("T", float_types())
+                          .kernel(cwise_factory<CwiseGradKernel, SoftsignGradOp, float, double>(
+                              "SoftsignGrad")));
   register_builtin(r, OpDef("Softmax")
                           .input("logits: T")
                           .output("softmax: T")
@@ -274,6 +334,7 @@ void register_nn_ops(OpRegistry& r) {
   register_pooling_ops(r);
   register_batch_norm_ops(r);
   register_rnn_cell_ops(r);
+  register_topk_ops(r);
 }
 
 }  // namespace tagflow::ops

@@ -204,6 +204,17 @@ Status ResourceManager::assign_sub(const std::string& name, const Tensor& delta)
   return update_variable(name, delta, true);
 }
 
+Status ResourceManager::modify_variable(const std::string& name,
+                                        const std::function<Status(Tensor& value)>& update) {
+  auto var = find_variable(name);
+  if (var == nullptr) return not_initialized(name);
+  std::lock_guard<std::mutex> lock(var->mu);
+  if (!var->value.valid()) return not_initialized(name);
+  Status s = update(var->value);
+  if (!s.ok()) return s.with_prefix(variable_named(name) + ": ");
+  return ok_status();
+}
+
 // --- stacks ----------------------------------------------------------------
 
 std::string ResourceManager::next_name(const std::string& node_name, uint64_t step_id) {

@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -75,6 +76,14 @@ class ResourceManager {
   // delta have its dtype and shape.
   Status assign_add(const std::string& name, const Tensor& delta);
   Status assign_sub(const std::string& name, const Tensor& delta);
+  // Runs `update` on the value of an initialized variable while holding the
+  // variable's lock: for kernels that change part of a variable in place
+  // (ScatterAdd, ResourceScatterUpdate, ...). `update` may write into the
+  // value only if it is_unique() (readers may share the buffer), else it
+  // replaces the value with a changed copy; on error it must leave the
+  // value as it was.
+  Status modify_variable(const std::string& name,
+                         const std::function<Status(Tensor& value)>& update);
 
   // --- stacks (StackV2 family) -------------------------------------------
   // A new empty stack of `elem_type` owned by `step_id`; max_size < 0 means

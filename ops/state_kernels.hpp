@@ -47,6 +47,14 @@ Made assign(const KernelInit& init);
 Status assign_add(KernelContext& ctx);
 Status assign_sub(KernelContext& ctx);
 
+// scatter_kernels.cpp — row updates of ref and resource variables.
+Status scatter_add(KernelContext& ctx);
+Status scatter_sub(KernelContext& ctx);
+Status scatter_update(KernelContext& ctx);
+Status resource_scatter_add(KernelContext& ctx);
+Status resource_scatter_sub(KernelContext& ctx);
+Status resource_scatter_update(KernelContext& ctx);
+
 // stack_kernels.cpp
 Made stack(const KernelInit& init);
 Status stack_push(KernelContext& ctx);

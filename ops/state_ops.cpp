@@ -1,4 +1,5 @@
-// Stateful ops: resource and ref variables, stacks, TensorArrays and Assert.
+// Stateful ops: resource and ref variables with their row updates
+// (Scatter*, ResourceScatter*), stacks, TensorArrays and Assert.
 // Their kernels (ops/state_kernels.hpp) keep per-session state in the
 // ResourceManager of the KernelContext (ops/resource.hpp). Every op here is
 // stateful, so graph passes never prune, merge or reorder them as if they
@@ -102,6 +103,42 @@ void register_ref_variables(OpRegistry& r) {
       .type_attr("dtype")
       .kernel_fn(state_kernels::var_is_initialized);
   add(r, initialized);
+}
+
+// ScatterAdd, ScatterSub, ScatterUpdate and their resource twins.
+void register_scatters(OpRegistry& r) {
+  struct Scatter {
+    const char* name;
+    bool arithmetic;
+    FunctionKernel::Fn ref_kernel;
+    FunctionKernel::Fn resource_kernel;
+  };
+  const Scatter kScatters[] = {
+      {"Add", true, state_kernels::scatter_add, state_kernels::resource_scatter_add},
+      {"Sub", true, state_kernels::scatter_sub, state_kernels::resource_scatter_sub},
+      {"Update", false, state_kernels::scatter_update, state_kernels::resource_scatter_update},
+  };
+  const std::vector<DType> index_types = {DType::int32, DType::int64};
+  for (const Scatter& s : kScatters) {
+    OpDef ref(std::string("Scatter") + s.name);
+    ref.input("ref: Ref(T)")
+        .input("indices: Tindices")
+        .input("updates: T")
+        .output("output_ref: Ref(T)")
+        .type_attr("T", s.arithmetic ? number_types() : std::vector<DType>{})
+        .type_attr("Tindices", index_types)
+        .attr("use_locking", "bool", !s.arithmetic)
+        .kernel_fn(s.ref_kernel);
+    add(r, ref);
+    OpDef resource(std::string("ResourceScatter") + s.name);
+    resource.input("resource: resource")
+        .input("indices: Tindices")
+        .input("updates: dtype")
+        .type_attr("dtype", s.arithmetic ? number_types() : std::vector<DType>{})
+        .type_attr("Tindices", index_types)
+        .kernel_fn(s.resource_kernel);
+    add(r, resource);
+  }
 }
 
 void register_stacks(OpRegistry& r) {
@@ -221,6 +258,7 @@ void register_tensor_arrays(OpRegistry& r) {
 void register_state_ops(OpRegistry& r) {
   register_resource_variables(r);
   register_ref_variables(r);
+  register_scatters(r);
   register_stacks(r);
   register_tensor_arrays(r);
   OpDef assert_op("Assert");

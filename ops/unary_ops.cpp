@@ -1,9 +1,12 @@
 // The unary math functions (Neg, Abs, Square, Sign, Reciprocal, Sqrt,
-// Rsqrt, Exp, Log, Tanh, Sigmoid) and, beside their functions, the gradient
-// ops TensorFlow expresses through the function's output y: SigmoidGrad,
+// Rsqrt, Exp, Log, Tanh, Sigmoid, Floor), the predicate IsFinite and,
+// beside their functions, the gradient ops TensorFlow expresses through the
+// function's output y: SigmoidGrad,
 // TanhGrad, SqrtGrad, RsqrtGrad and ReciprocalGrad, each (y, dy) -> z as in
 // TensorFlow's math_ops.cc (no broadcasting; y and dy have as many elements).
 // Integer Neg, Abs and Square wrap on overflow (ops/cwise_kernel.hpp).
+#include <cmath>
+
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 
@@ -85,6 +88,24 @@ struct ReciprocalOp : SameTypeOp<T> {
   static auto eval(const X& x) { return x.inverse(); }
 };
 
+// True where x is neither infinite nor NaN.
+template <class T>
+struct IsFiniteOp : CwiseOp {
+  using In = T;
+  using Out = bool;
+  template <class X>
+  static auto eval(const X& x) {
+    return x.unaryExpr([](T a) { return static_cast<bool>(std::isfinite(a)); });
+  }
+};
+
+// The largest integer not greater than x (NaN and infinities unchanged).
+template <class T>
+struct FloorOp : SameTypeOp<T> {
+  template <class X>
+  static auto eval(const X& x) { return x.floor(); }
+};
+
 // ---- gradients through the output y -----------------------------------------
 
 // d sigmoid = y (1 - y)
@@ -161,6 +182,12 @@ void register_unary_ops(OpRegistry& r) {
   unary_op(r, "Log", float_types(), float_unary<LogOp>("Log"));
   unary_op(r, "Tanh", float_types(), float_unary<TanhOp>("Tanh"));
   unary_op(r, "Sigmoid", float_types(), float_unary<SigmoidOp>("Sigmoid"));
+  unary_op(r, "Floor", float_types(), float_unary<FloorOp>("Floor"));
+  register_builtin(r, OpDef("IsFinite")
+                          .input("x: T")
+                          .output("y: bool")
+                          .type_attr("T", float_types())
+                          .kernel(float_unary<IsFiniteOp>("IsFinite")));
   unary_grad_op<SigmoidGradOp>(r, "SigmoidGrad");
   unary_grad_op<TanhGradOp>(r, "TanhGrad");
   unary_grad_op<SqrtGradOp>(r, "SqrtGrad");

@@ -295,6 +295,15 @@ std::vector<Case> cases() {
                   Output r = b.op1("ReverseSequence", {p, b.vector<int64_t>({2, 1, 3})}, {{"seq_dim", int64_t{1}}});
                   return sum_all2(b, r * b.constant(Tensor::from_vector<double>({3, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})));
                 }));
+  cs.push_back(make_case("elu_softsign_reverse_and_gathers", {{2, 3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output e = b.op1("Elu", {x[0] - 0.7});
+                  Output s = b.op1("Softsign", {x[0] * 2.0 - 1.5});
+                  Output r = b.op1("ReverseV2", {e + s * e, b.vector<int32_t>({1})});
+                  Output tuples = b.constant(Tensor::from_vector<int32_t>({3, 2}, {1, 2, 0, 0, 1, 2}));
+                  Output nd = b.op1("GatherNd", {r, tuples});
+                  Output rows = b.op1("Gather", {r, b.vector<int32_t>({1, 1, 0})});
+                  return sum_all(b, nd * nd) + sum_all2(b, rows * rows);
+                }));
   cs.push_back(make_case("split_over_two_devices", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
                   return loop(b, 4, x[0], [&](Output v, Output) { return v * x[1] + 0.25; });
                 }, 2));

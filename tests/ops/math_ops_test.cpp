@@ -364,4 +364,24 @@ BOOST_AUTO_TEST_CASE(squared_difference) {
              "invalid_argument: SquaredDifference: incompatible shapes for broadcasting: [2] and [3]");
 }
 
+BOOST_AUTO_TEST_CASE(legacy_div_truncates_integers_and_broadcasts) {
+  // Floats divide exactly; integers truncate toward zero (C++ division, as
+  // TensorFlow's CPU kernel), unlike FloorDiv.
+  BOOST_TEST(result("Div", {f32({3}, {6, -3, 1}), f32({3}, {4, 2, -8})}) ==
+             "float32[3] [1.5,-1.5,-0.125]");
+  BOOST_TEST(result("Div", {i32({4}, {7, -7, 7, -7}), i32({4}, {2, 2, -2, -2})}) ==
+             "int32[4] [3,-3,-3,3]");
+  BOOST_TEST(result("FloorDiv", {i32({4}, {7, -7, 7, -7}), i32({4}, {2, 2, -2, -2})}) ==
+             "int32[4] [3,-4,-4,3]");
+  BOOST_TEST(result("Div", {i64({2, 2}, {9, -9, 10, -10}), i64({2}, {4, -4})}) ==
+             "int64[2,2] [[2,2],[2,2]]");
+  BOOST_TEST(result("Div", {tensor<double>({2, 1}, {1, -2}), tensor<double>({3}, {1, 2, 4})}) ==
+             "float64[2,3] [[1,0.5,0.25],[-2,-1,-0.5]]");
+  const int32_t min = std::numeric_limits<int32_t>::min();
+  BOOST_TEST(result("Div", {i32({1}, {min}), i32({1}, {-1})}) == "int32[1] [-2147483648]");
+  BOOST_TEST(result("Div", {i32({2}, {1, 2}), i32({2}, {1, 0})}) ==
+             "error: invalid_argument: Div: integer division by zero");
+  BOOST_TEST(contains(error_of("Div", {b({1}, {true}), b({1}, {true})}), "not one of"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -148,4 +148,30 @@ BOOST_AUTO_TEST_CASE(bias_add_grad_errors) {
   BOOST_TEST(contains(error_of("BiasAddGrad", {tensor<bool>({1, 1}, {true})}), "not one of"));
 }
 
+BOOST_AUTO_TEST_CASE(elu_and_its_gradient) {
+  // exp(x) - 1 below zero, x above, computed by a reference loop.
+  const std::vector<float> x = {-2, -0.5f, 0, 0.5f, 3};
+  Expected<Tensor> y = run_op1("Elu", {f32({5}, x)});
+  BOOST_TEST_REQUIRE(y.ok());
+  for (size_t i = 0; i < x.size(); ++i)
+    BOOST_TEST(at(*y, static_cast<int64_t>(i)) == (x[i] < 0 ? std::exp(x[i]) - 1 : x[i]),
+               boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(result("Elu", {tensor<double>({2, 1}, {-1e9, 2})}) == "float64[2,1] [[-1],[2]]");
+  // EluGrad(gradients, outputs): gradients * (outputs + 1) where outputs < 0.
+  BOOST_TEST(result("EluGrad", {f32({3}, {2, 2, 2}), f32({3}, {-0.75f, 0, 4})}) ==
+             "float32[3] [0.5,2,2]");
+  BOOST_TEST(error_of("EluGrad", {f32({2}, {1, 1}), f32({2, 1}, {1, 1})}) ==
+             "invalid_argument: EluGrad expects inputs of the same shape, got shapes [2] and [2,1]");
+  BOOST_TEST(contains(error_of("Elu", {i32({1}, {1})}), "not one of"));
+}
+
+BOOST_AUTO_TEST_CASE(softsign_and_its_gradient) {
+  BOOST_TEST(result("Softsign", {f32({4}, {-3, 0, 1, 7})}) == "float32[4] [-0.75,0,0.5,0.875]");
+  BOOST_TEST(result("Softsign", {tensor<double>({}, {-1})}) == "float64[] -0.5");
+  // gradients / (1 + |features|)^2
+  BOOST_TEST(result("SoftsignGrad", {f32({3}, {8, 8, 1}), f32({3}, {1, -3, 0})}) ==
+             "float32[3] [2,0.5,1]");
+  BOOST_TEST(contains(error_of("Softsign", {i32({1}, {1})}), "not one of"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,9 +1,13 @@
-// The unary functions new in ops/unary_ops.cpp (Sign, Reciprocal) and the
+// The unary functions new in ops/unary_ops.cpp (Sign, Reciprocal, Floor,
+// IsFinite) and the
 // gradient ops through a function's output (SigmoidGrad, TanhGrad,
 // SqrtGrad, RsqrtGrad, ReciprocalGrad) against values worked out by hand
 // from TensorFlow's formulas; the older unary functions are tested in
 // math_ops_test.cpp.
 #include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <limits>
 
 #include "op_result.hpp"
 
@@ -66,6 +70,24 @@ BOOST_AUTO_TEST_CASE(grads_take_the_shape_of_y_and_need_as_many_elements) {
   BOOST_TEST(error_of("RsqrtGrad", {f32({1}, {1}), Tensor::scalar(1.0)}, {{"T", DType::float32}}) ==
              "invalid_argument: RsqrtGrad expects float32 inputs, got float32 and float64");
   BOOST_TEST(contains(error_of("TanhGrad", {i32({1}, {1}), i32({1}, {1})}), "not one of"));
+}
+
+BOOST_AUTO_TEST_CASE(floor_rounds_down) {
+  BOOST_TEST(result("Floor", {f32({6}, {1.5f, -1.5f, 2, -0.25f, 1048576.5f, 0.999f})}) ==
+             "float32[6] [1,-2,2,-1,1048576,0]");
+  BOOST_TEST(result("Floor", {f64({2, 1}, {-7.0000001, 3.9999999})}) == "float64[2,1] [[-8],[3]]");
+  const float inf = std::numeric_limits<float>::infinity();
+  BOOST_TEST(result("Floor", {f32({3}, {inf, -inf, std::nanf("")})}) == "float32[3] [inf,-inf,nan]");
+  BOOST_TEST(contains(error_of("Floor", {i32({1}, {2})}), "which is not one of {float32, float64}"));
+}
+
+BOOST_AUTO_TEST_CASE(is_finite) {
+  const double inf = std::numeric_limits<double>::infinity();
+  BOOST_TEST(result("IsFinite", {f64({5}, {1, -inf, inf, std::nan(""), -1e308})}) ==
+             "bool[5] [true,false,false,false,true]");
+  BOOST_TEST(result("IsFinite", {f32({}, {3})}) == "bool[] true");
+  BOOST_TEST(result("IsFinite", {f32({0}, {})}) == "bool[0] []");
+  BOOST_TEST(contains(error_of("IsFinite", {i32({1}, {2})}), "which is not one of {float32, float64}"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
