@@ -11,8 +11,10 @@
 // further effect. A value a reader still holds is never written: the
 // update then works on a copy, which becomes the variable's value.
 //
-// The arithmetic follows TensorFlow's CPU functors term by term, in T, so
-// float32 results round as TensorFlow's do (see ApplyAdam below). Kernels
+// The arithmetic follows TensorFlow's CPU functors term by term, in T
+// (Adam's alpha first, then m, v and var), so float32 results round as
+// TensorFlow's scalar code does; where Eigen vectorises an approximate
+// function (Adagrad's rsqrt) the last bit may differ. Kernels
 // exist for float32, float64 and half; the signature allows any number
 // type, as TensorFlow's does, and other types fail with "no kernel".
 #include <cmath>
