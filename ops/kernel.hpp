@@ -2,7 +2,7 @@
 // the node's attrs (KernelInit) and is then called for every node instance,
 // possibly from several threads at once: compute() is const and must not
 // keep per-call state in the kernel (the one exception: the random ops
-// count their calls atomically, ops/random_ops.cpp). Per-session state
+// move their generator on under a lock, ops/random_ops.cpp). Per-session state
 // (variables, stacks, TensorArrays) lives in the ResourceManager reached
 // through the context.
 #pragma once

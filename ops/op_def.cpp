@@ -287,6 +287,7 @@ const OpRegistry& OpRegistry::global() {
     register_nn_ops(*r);
     register_control_flow_ops(*r);
     register_state_ops(*r);
+    register_training_ops(*r);
     return r;
   }();
   return *registry;

@@ -153,5 +153,6 @@ void register_checkpoint_ops(OpRegistry& r);
 // Called by register_array_ops: StringJoin, StaticRegexFullMatch
 // (string_ops.cpp).
 void register_string_ops(OpRegistry& r);
+void register_training_ops(OpRegistry& r);  // training_ops.cpp
 
 }  // namespace tagflow::ops

@@ -213,6 +213,26 @@ Status ResourceManager::modify_variable(const std::string& name,
   Status s = update(var->value);
   if (!s.ok()) return s.with_prefix(variable_named(name) + ": ");
   return ok_status();
+Status ResourceManager::update_variables(const std::vector<std::string>& names,
+                                         const VariableUpdate& update) {
+  std::vector<std::shared_ptr<Variable>> vars;
+  for (const std::string& name : names) {
+    auto var = find_variable(name);
+    if (var == nullptr) return not_initialized(name);
+    vars.push_back(std::move(var));
+  }
+  std::vector<size_t> order(names.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (size_t k = 0; k < order.size(); ++k)
+    if (k == 0 || names[order[k]] != names[order[k - 1]]) locks.emplace_back(vars[order[k]]->mu);
+  std::vector<Tensor*> values;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (!vars[i]->value.valid()) return not_initialized(names[i]);
+    values.push_back(&vars[i]->value);
+  }
+  return update(values);
 }
 
 // --- stacks ----------------------------------------------------------------

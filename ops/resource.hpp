@@ -33,6 +33,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ops/shape.hpp"
 #include "ops/status.hpp"
@@ -84,6 +85,15 @@ class ResourceManager {
   // value as it was.
   Status modify_variable(const std::string& name,
                          const std::function<Status(Tensor& value)>& update);
+  // Calls `update` with the current values of the variables `names`, in
+  // that order, while holding each one's lock: the optimiser updates
+  // (ops/training_ops.cpp) read and write a variable and its slots as one
+  // step. Locks are taken in name order, a name listed twice once (its
+  // pointers then alias), so overlapping updates cannot deadlock. `update`
+  // may replace a value or, when it is_unique(), write into its buffer.
+  // failed_precondition naming the first variable that is not initialized.
+  using VariableUpdate = std::function<Status(const std::vector<Tensor*>& values)>;
+  Status update_variables(const std::vector<std::string>& names, const VariableUpdate& update);
 
   // --- stacks (StackV2 family) -------------------------------------------
   // A new empty stack of `elem_type` owned by `step_id`; max_size < 0 means
