@@ -108,7 +108,7 @@ caf::behavior StepCoordinator::make_behavior() {
           return;  // not from a partition of the step
         }
         // A peer's code is checked like anything else from the wire.
-        const bool known = r.code > 0 && r.code <= static_cast<int32_t>(ops::Error::internal);
+        const bool known = r.code > 0 && r.code <= static_cast<int32_t>(ops::Error::cancelled);
         StepWaiter::Result result =
             Status(known ? static_cast<ops::Error>(r.code) : ops::Error::internal,
                    known ? std::move(r.message)

@@ -257,6 +257,8 @@ Status Executable::init() {
         return kernel.status().with_prefix(
             fmt::format("node '{}' ({}) on partition {}: ", node.name, node.op, partition_));
       item.kernel = std::move(kernel).value();
+      item.may_block = item.kernel->may_block();
+      if (item.may_block) ++num_blocking_;
     }
     if (item.kind == NodeKind::arg || item.kind == NodeKind::retval) {
       const int64_t* index = node.attr<int64_t>("index");

@@ -108,6 +108,7 @@ struct NodeItem {
   int transfer_partition = -1;
   NodeKind kind = NodeKind::ordinary;
   bool expensive = false;  // worth handing to a worker (MatMul and the like)
+  bool may_block = false;  // its kernel may wait for another step (queue ops)
   bool is_constant = false;  // Enter
   bool merge_index_used = false;  // some edge reads its value_index output
   // A Merge the partitioner made to learn whether any input is live: it
@@ -195,6 +196,8 @@ class Executable {
   const std::vector<int>& retvals() const { return retvals_; }  // _Retval items
   // Nodes worth handing to a kernel worker (NodeItem::expensive).
   int num_expensive() const { return num_expensive_; }
+  // Nodes whose kernels may wait for another step (Kernel::may_block).
+  int num_blocking() const { return num_blocking_; }
   bool has_control_flow() const { return frames_.size() > 1; }
   bool has_recvs() const { return num_recvs_ > 0; }
   // Bytes of what the Executable adds to its graph: items, edge and input
@@ -222,6 +225,7 @@ class Executable {
   int num_retvals_ = 0;
   std::vector<int> retvals_;
   int num_expensive_ = 0;
+  int num_blocking_ = 0;
   int num_recvs_ = 0;
   std::unordered_map<uint64_t, int> recv_by_key_;
   mutable std::once_flag names_once_;

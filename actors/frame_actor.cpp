@@ -146,7 +146,7 @@ void FrameActor::run_iterations() {
       break;
     }
     for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
-      hand_out(*step_, batch, caf::actor_cast<caf::actor>(this));
+      hand_out(step_, batch, caf::actor_cast<caf::actor>(this));
     if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state.tag(), outbox_.sends, &held_transfers_);
     // The report takes the outbox's vectors and leaves it its own, emptied.
     IterationReport& r = report_;

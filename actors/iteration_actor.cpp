@@ -19,9 +19,28 @@ caf::behavior KernelWorker::make_behavior() {
   };
 }
 
-void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
+void hand_out(const StepPtr& step, const std::shared_ptr<KernelBatch>& batch,
               const caf::actor& owner) {
-  for (const caf::actor& worker : step.workers) caf::anon_send(worker, compute_atom::value, batch, owner);
+  if (batch->blocking()) {
+    owner.home_system().spawn<BlockingRunner, caf::detached>(step, batch, owner);
+    return;
+  }
+  for (const caf::actor& worker : step->workers) caf::anon_send(worker, compute_atom::value, batch, owner);
+}
+
+caf::behavior BlockingRunner::make_behavior() {
+  if (batch_->claim() == 0) {
+    batch_->compute(batch_->jobs[0]);
+    send(owner_, computed_atom::value, std::move(batch_), std::vector<int>{0});
+  }
+  quit();
+  return {};
+}
+
+void BlockingRunner::on_exit() {
+  owner_ = nullptr;
+  batch_.reset();
+  step_.reset();
 }
 
 IterationActor::IterationActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step,
@@ -269,7 +288,7 @@ bool IterationActor::take_enters(FrameId frame, ValueBatch& batch) {
 
 void IterationActor::flush() {
   for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
-    hand_out(*step_, batch, caf::actor_cast<caf::actor>(this));
+    hand_out(step_, batch, caf::actor_cast<caf::actor>(this));
   outbox_.batches.clear();
   if (!outbox_.sends.empty()) send_transfers(this, *step_, *exec_, state_.tag(), outbox_.sends);
   // Enter values go to the child frame instance, spawned by the first one.

@@ -34,7 +34,10 @@ void KernelBatch::compute(KernelJob& job) const {
   job.outputs.assign(static_cast<size_t>(item.num_outputs), ops::Tensor());
   ops::KernelContext kctx(job.inputs.data(), item.num_inputs, job.outputs.data(),
                           item.num_outputs, resources_, step_id_, memory_);
+  kctx.allow_waiting(waiting);
   job.status = ops::run_kernel(*item.kernel, kctx);
+  if (job.status.ok() && kctx.would_block())
+    job.status = Status(ops::Error::internal, "the kernel would block where it may not");
   job.inputs.clear();
   if (events_ != nullptr) job.end_ns = events_->now_ns();
 }
@@ -349,6 +352,27 @@ Status IterationState::make_batch(const StepContext& ctx, Outbox& out) {
   return ops::ok_status();
 }
 
+// A kernel that would block: its call moves, with its inputs, into a
+// blocking batch of its own that the owner runs where it may wait.
+Status IterationState::defer_blocking(const StepContext& ctx, const NodeItem& item, ops::Tensor* in,
+                                      Outbox& out) {
+  if (ctx.waiting == nullptr)
+    return node_error(item, Status(ops::Error::failed_precondition,
+                                   "the op would wait for another step, and a deterministic session "
+                                   "runs one step at a time"));
+  auto batch = std::make_shared<KernelBatch>(ctx.resources, ctx.step_id, ctx.events, ctx.memory);
+  batch->iteration = tag_.iteration();
+  batch->waiting = ctx.waiting;
+  KernelJob& job = batch->jobs.emplace_back();
+  job.item = &item;
+  job.inputs.assign(std::make_move_iterator(in), std::make_move_iterator(in + item.num_inputs));
+  for (int k = 0; k < item.num_inputs; ++k) in[k] = ops::Tensor();
+  ++outstanding_jobs_;
+  out.batches.push_back(std::move(batch));
+  deferred_ = true;
+  return ops::ok_status();
+}
+
 // Two or more live ready expensive nodes: worth a batch.
 bool IterationState::batch_ready() const {
   int live = 0;
@@ -381,6 +405,7 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
                                   ctx.step_id, ctx.memory);
           Status s = ops::run_kernel(*item.kernel, kctx);
           if (!s.ok()) return node_error(item, s);
+          if (kctx.would_block()) return defer_blocking(ctx, item, in, out);
           for (int i = 0; i < item.num_outputs; ++i)
             if (!outp[i].valid())
               return node_error(item, Status(ops::Error::internal,
@@ -495,8 +520,9 @@ Status IterationState::run(const StepContext& ctx, Outbox& out) {
     }
     int64_t start = ctx.events->now_ns();
     live_port_ = -1;
+    deferred_ = false;
     Status s = execute(ctx, item, out);
-    ctx.events->record(trace::node_ran(at(), item.node_id, start, ctx.events->now_ns() - start, live_port_));
+    if (!deferred_) ctx.events->record(trace::node_ran(at(), item.node_id, start, ctx.events->now_ns() - start, live_port_));
     TF_RETURN_IF_ERROR(s);
     if (item.kind == NodeKind::next_iteration && !out.next_iterations.back().dead) break;
   }

@@ -16,6 +16,7 @@
 #include "actors/executable.hpp"
 #include "actors/tag.hpp"
 #include "actors/transfer.hpp"
+#include "ops/cancellation.hpp"
 #include "ops/tensor.hpp"
 #include "trace/sink.hpp"
 
@@ -65,6 +66,11 @@ class KernelBatch {
 
   std::vector<KernelJob> jobs;  // filled before the batch is shared
   int64_t iteration = 0;         // of the state that made it
+  // A batch of one kernel that may block (Kernel::may_block) and would
+  // have: it runs off the scheduler threads, where it may wait as `waiting`
+  // allows (docs/protocol.md, "Kernels that block").
+  const ops::Waiting* waiting = nullptr;
+  bool blocking() const { return waiting != nullptr; }
 
  private:
   std::atomic<size_t> next_{0};
@@ -107,6 +113,9 @@ struct StepContext {
   ops::MemoryBudget* memory = nullptr;  // the step's tensor bytes; nullptr: unlimited
   // A second live input of a Merge is an error instead of being ignored.
   bool strict_merge = false;
+  // How long a kernel that would block may wait, off the scheduler
+  // threads; nullptr: such a kernel fails instead (a deterministic session).
+  const ops::Waiting* waiting = nullptr;
 };
 
 class IterationState {
@@ -140,6 +149,10 @@ class IterationState {
   // ctx.use_workers, two or more ready expensive nodes become a KernelBatch
   // (out.batches): run() returns at once so that the owner hands it to the
   // workers, and the next run() computes the jobs no worker has claimed.
+  // A kernel that may block and would (a dequeue from an empty queue)
+  // becomes a blocking KernelBatch of its own in out.batches, which the
+  // owner runs off the scheduler threads; its consumers wait for its
+  // `computed` reply, the rest of the iteration runs on.
   // The first error stops the run and is returned, naming node, tag and
   // partition.
   Status run(const StepContext& ctx, Outbox& out);
@@ -165,6 +178,7 @@ class IterationState {
   Status execute(const StepContext& ctx, const NodeItem& item, Outbox& out);
   Status read_refs(const StepContext& ctx, const NodeItem& item, ops::Tensor* in) const;
   Status make_batch(const StepContext& ctx, Outbox& out);
+  Status defer_blocking(const StepContext& ctx, const NodeItem& item, ops::Tensor* in, Outbox& out);
   bool batch_ready() const;
   Status finish_job(const KernelBatch& batch, KernelJob& job);
   Status node_error(const NodeItem& item, const Status& s) const;
@@ -191,6 +205,7 @@ class IterationState {
   int outstanding_jobs_ = 0;  // batch jobs not finished
   int transfers_missing_ = 0;
   int32_t live_port_ = -1;  // of the Switch that ran last (events)
+  bool deferred_ = false;   // the node execute() ran last went to a blocking batch
   // Transfers that have come in part (rarely more than one at a time).
   struct PartialTransfer {
     uint64_t key = 0;

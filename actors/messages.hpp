@@ -177,6 +177,13 @@ struct StepShared {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // Frames run no iterations themselves (SessionOptions::iteration_actors).
   bool iteration_actors = false;
+  // Cancelled when the step ends here for any reason: wakes the kernels of
+  // the step that wait off the scheduler (docs/protocol.md, "Kernels that
+  // block"); `waiting` (context.waiting points to it) says so and gives
+  // them the deadline. `resources` keeps context.resources alive for them.
+  std::shared_ptr<ops::Cancellation> cancellation = std::make_shared<ops::Cancellation>();
+  ops::Waiting waiting;
+  std::shared_ptr<ops::ResourceManager> resources;
 };
 
 caf::error to_caf_error(const Status& s);

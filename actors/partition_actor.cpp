@@ -12,6 +12,8 @@ namespace tagflow::actors {
 
 namespace {
 constexpr caf::atom_value kErrorCategory = caf::atom("tagflow");
+// How long after the step's deadline a waiting kernel ends its wait itself.
+constexpr std::chrono::seconds kWaitGrace{1};
 }
 
 caf::error to_caf_error(const Status& s) {
@@ -35,6 +37,13 @@ PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
 }
 
 void PartitionActor::on_exit() {
+  // The partition stops (its session is going): the steps still running
+  // here end too, and so do their waiting kernels.
+  if (inline_step_ != nullptr) inline_step_->cancellation->cancel();
+  for (auto& [id, r] : running_) {
+    r.step->cancellation->cancel();
+    caf::anon_send_exit(r.root, caf::exit_reason::user_shutdown);
+  }
   running_.clear();
   routes_.clear();
   coordinators_.clear();
@@ -45,6 +54,8 @@ void PartitionActor::on_exit() {
 
 void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
   const uint64_t id = step.context.step_id;
+  // Kernels of the step still waiting off the scheduler stop waiting.
+  step.cancellation->cancel();
   auto route = routes_.find(id);
   if (route != routes_.end()) {
     if (result.ok() && !route->second.held.empty()) {
@@ -75,6 +86,16 @@ void PartitionActor::finish(const StepShared& step, StepWaiter::Result result) {
   send(coordinator->second, result_atom::value, std::move(r));
   coordinators_.erase(coordinator);
 }
+
+// What the step's kernels still wait for, for its timeout message:
+// "; waiting to dequeue from FIFOQueue 'q'".
+namespace {
+std::string waits_text(const StepShared& step) {
+  std::string text;
+  for (const std::string& w : step.cancellation->waits()) text += (text.empty() ? "; waiting to " : ", to ") + w;
+  return text;
+}
+}  // namespace
 
 // Ends a running step here because another partition failed.
 void PartitionActor::abort(uint64_t step_id, const Status& s) {
@@ -166,6 +187,14 @@ StepPtr PartitionActor::make_step(StepStart& start) {
   step->max_iterations = start.max_iterations;
   step->timeout = start.timeout;
   if (start.timeout.count() > 0) step->deadline = std::chrono::steady_clock::now() + start.timeout;
+  step->resources = env_.resources;
+  step->waiting.cancellation = step->cancellation.get();
+  // The step's timer ends a waiting kernel's wait at the deadline (and its
+  // error names what the step waits for); the kernel's own deadline, a
+  // little later, is the backstop should the timer be late.
+  if (step->deadline != std::chrono::steady_clock::time_point::max())
+    step->waiting.deadline = step->deadline + kWaitGrace;
+  if (env_.may_wait) step->context.waiting = &step->waiting;
   step->workers = env_.workers;
   // A recorded step is a replayable one: what an actor does follows from
   // the messages it takes. Kernel batches (a job queue shared with the
@@ -228,7 +257,7 @@ void PartitionActor::run_inline() {
   do {
     Status s = root_.run(step.context, outbox_);
     for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
-      hand_out(step, batch, caf::actor_cast<caf::actor>(this));
+      hand_out(inline_step_, batch, caf::actor_cast<caf::actor>(this));
     for (OutValue& v : outbox_.fetches) fetches_.push_back(std::move(v));
     if (!outbox_.sends.empty()) send_transfers(this, step, *exec_, Tag(), outbox_.sends);
     outbox_.clear();
@@ -353,15 +382,16 @@ caf::behavior PartitionActor::make_behavior() {
                                           step_id, exec_->partition())));
       },
       [=](timeout_atom, uint64_t step_id) {
+        const bool inline_target = inline_step_ != nullptr && inline_step_->context.step_id == step_id;
+        auto it = running_.find(step_id);
+        if (!inline_target && it == running_.end()) return;
         Status s(ops::Error::deadline_exceeded,
-                 fmt::format("step {} on partition {} exceeded its timeout (--timeout)", step_id,
-                             exec_->partition()));
-        if (inline_step_ != nullptr && inline_step_->context.step_id == step_id) {
+                 fmt::format("step {} on partition {} exceeded its timeout (--timeout){}", step_id,
+                             exec_->partition(), waits_text(inline_target ? *inline_step_ : *it->second.step)));
+        if (inline_target) {
           end_inline(std::move(s));
           return;
         }
-        auto it = running_.find(step_id);
-        if (it == running_.end()) return;
         send_exit(it->second.root, to_caf_error(s));
         StepPtr step = std::move(it->second.step);
         running_.erase(it);

@@ -31,6 +31,9 @@ struct PartitionEnv {
   trace::Sink* events = nullptr;
   int32_t index = -1;  // its place among the partitions of the steps it runs
   bool mutant_drop_early_transfers = false;  // SessionOptions::ProtocolMutant (tests)
+  // Kernels that would block may wait off the scheduler threads (false in
+  // a deterministic session, whose steps run one at a time: they fail).
+  bool may_wait = true;
 };
 
 // The fetched values of a partition's step, at their positions among the

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -226,11 +227,25 @@ struct Session::Impl {
       for (size_t i = 0; i < cores; ++i) workers.push_back(system.spawn<KernelWorker>());
   }
   ~Impl() {
+    end_running_steps();
     for (auto& [sig, p] : prepared)
       for (auto& a : p->partitions) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
     if (options.deterministic) drain();
+  }
+
+  // A step that still runs when the session is destroyed (its kernels
+  // may wait for a step that never comes) ends with `cancelled`; the
+  // destructor goes on when every Session::run has returned. The step's
+  // actors end with their partitions, which cancel its waits.
+  void end_running_steps() {
+    std::unique_lock<std::mutex> lock(running_mu);
+    closing = true;
+    for (auto& [waiter, step_id] : waiting)
+      waiter->fail_all(Status(ops::Error::cancelled,
+                              fmt::format("step {} was cancelled: its session was destroyed while it ran", step_id)));
+    runs_done.wait(lock, [&] { return runs == 0; });
   }
 
   // Runs the step's actors until one of them, or (under a network) the
@@ -299,7 +314,8 @@ struct Session::Impl {
       return options.hosts->spawn(system, r);
     }
     PartitionEnv env{resources_of(device), workers, options.events, static_cast<int32_t>(i),
-                     options.protocol_mutant == SessionOptions::ProtocolMutant::partition_drops_early_transfers};
+                     options.protocol_mutant == SessionOptions::ProtocolMutant::partition_drops_early_transfers,
+                     !options.deterministic};
     return system.spawn<PartitionActor>(p.execs[i], fetches, std::move(env));
   }
 
@@ -350,7 +366,7 @@ struct Session::Impl {
     for (const auto& exec : p->execs) p->reads_feed.push_back(feeds_read(*exec, feeds.size()));
     const Executable& first = *p->execs[0];
     if (p->execs.size() == 1 && !p->remote && !first.has_control_flow() && !first.has_recvs() &&
-        first.num_expensive() <= 1 && options.events == nullptr && !options.deterministic &&
+        first.num_expensive() <= 1 && first.num_blocking() == 0 && options.events == nullptr && !options.deterministic &&
         options.timeout.count() == 0 && !options.iteration_actors) {
       // Its steps run on the callers' threads: no partition actor.
       p->direct_resources = resources_of(p->partition_devices[0]);
@@ -479,6 +495,13 @@ struct Session::Impl {
   uint64_t next_step = 1;
   mutable std::mutex last_mu;  // last_partitions
   std::vector<std::string> last_partitions;
+  // Steps in Session::run, and the waiters of those the actors run, for
+  // the destructor (end_running_steps).
+  std::mutex running_mu;
+  std::condition_variable runs_done;
+  int runs = 0;
+  bool closing = false;
+  std::map<StepWaiter*, uint64_t> waiting;
   Network* network;  // deterministic sessions made under one: its schedule
   std::mutex deterministic_mu;  // the testing scheduler runs on its caller
 };
@@ -534,21 +557,49 @@ size_t Session::resident_actors() const {
   return n;
 }
 
+namespace {
+
+// Counts a Session::run in progress, for the session's destructor.
+class RunInProgress {
+ public:
+  RunInProgress(std::mutex& mu, std::condition_variable& done, int& runs) : mu_(mu), done_(done), runs_(runs) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++runs_;
+  }
+  ~RunInProgress() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--runs_ == 0) done_.notify_all();
+  }
+  RunInProgress(const RunInProgress&) = delete;
+  RunInProgress& operator=(const RunInProgress&) = delete;
+
+ private:
+  std::mutex& mu_;
+  std::condition_variable& done_;
+  int& runs_;
+};
+
+}  // namespace
+
 ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                                      const std::vector<std::string>& fetches,
                                                      const std::vector<std::string>& targets) {
+  // A session destroyed while this step runs waits for it to return, so
+  // nothing after the wait may read `impl_` itself.
+  Impl& impl = *impl_;
+  RunInProgress in_progress(impl.running_mu, impl.runs_done, impl.runs);
   std::unique_lock<std::mutex> serial;
-  if (impl_->options.deterministic) serial = std::unique_lock<std::mutex>(impl_->deterministic_mu);
-  TF_ASSIGN_OR_RETURN(std::shared_ptr<const Prepared> p, impl_->prepare(feeds, fetches, targets));
+  if (impl.options.deterministic) serial = std::unique_lock<std::mutex>(impl.deterministic_mu);
+  TF_ASSIGN_OR_RETURN(std::shared_ptr<const Prepared> p, impl.prepare(feeds, fetches, targets));
   {
-    std::lock_guard<std::mutex> lock(impl_->last_mu);
-    impl_->last_partitions = p->partition_names;
+    std::lock_guard<std::mutex> lock(impl.last_mu);
+    impl.last_partitions = p->partition_names;
   }
   for (size_t i = 0; i < feeds.size(); ++i)
     TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
   if (p->direct_resources) {
-    StepWaiter::Result direct = impl_->run_direct(*p, feeds);
-    if (!direct.ok()) return impl_->with_call_chain(direct.status());
+    StepWaiter::Result direct = impl.run_direct(*p, feeds);
+    if (!direct.ok()) return impl.with_call_chain(direct.status());
     return direct;
   }
   const size_t n = p->partitions.size();
@@ -557,31 +608,39 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   plan.waiter = waiter;
   plan.partitions = p->partitions;
   plan.names = p->partition_places;
-  if (impl_->options.timeout.count() > 0) plan.deadline = std::chrono::steady_clock::now() + impl_->options.timeout;
+  if (impl.options.timeout.count() > 0) plan.deadline = std::chrono::steady_clock::now() + impl.options.timeout;
   plan.starts.resize(n);
   for (size_t i = 0; i < n; ++i) {
     StepStart& s = plan.starts[i];
-    s.max_iterations = *impl_->options.max_iterations;
-    s.memory_limit = *impl_->options.memory_limit;
-    s.strict_merge = impl_->options.strict_merge;
-    s.iteration_actors = impl_->options.iteration_actors;
+    s.max_iterations = *impl.options.max_iterations;
+    s.memory_limit = *impl.options.memory_limit;
+    s.strict_merge = impl.options.strict_merge;
+    s.iteration_actors = impl.options.iteration_actors;
     s.feeds = feeds_of(*p, i, feeds);
   }
   {
-    std::lock_guard<std::mutex> starting(impl_->start_mu);
-    const uint64_t step_id = impl_->next_step++;
+    std::lock_guard<std::mutex> starting(impl.start_mu);
+    const uint64_t step_id = impl.next_step++;
     for (StepStart& s : plan.starts) s.step_id = step_id;
-    caf::anon_send(impl_->coordinator, begin_atom::value, std::move(plan));
+    std::lock_guard<std::mutex> lock(impl.running_mu);
+    if (impl.closing)
+      return Status(ops::Error::cancelled, fmt::format("step {} was cancelled: its session is being destroyed", step_id));
+    impl.waiting.emplace(waiter.get(), step_id);
+    caf::anon_send(impl.coordinator, begin_atom::value, std::move(plan));
   }
   StepWaiter::Result result = Status(ops::Error::internal, "step not run");
-  if (!impl_->options.deterministic) {
+  if (!impl.options.deterministic) {
     result = waiter->wait();
+    std::lock_guard<std::mutex> lock(impl.running_mu);
+    impl.waiting.erase(waiter.get());
   } else {
-    impl_->run_deterministic(*waiter);
+    impl.run_deterministic(*waiter);
     result = waiter->take();
+    std::lock_guard<std::mutex> lock(impl.running_mu);
+    impl.waiting.erase(waiter.get());
   }
-  if (!result.ok() && result.status().code() == ops::Error::unavailable && p->remote) impl_->forget_remote();
-  if (!result.ok()) return impl_->with_call_chain(result.status());
+  if (!result.ok() && result.status().code() == ops::Error::unavailable && p->remote) impl.forget_remote();
+  if (!result.ok()) return impl.with_call_chain(result.status());
   return result;
 }
 

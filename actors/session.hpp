@@ -138,6 +138,8 @@ class Session {
   // cluster: a caller that can reach other processes sets `hosts` only
   // then (the networking costs a thread and a startup).
   static ops::Expected<bool> names_cluster(const SessionOptions& options);
+  // Steps still running — a dequeue may wait for an enqueue that never
+  // comes — end with `cancelled`; returns once every run() has returned.
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

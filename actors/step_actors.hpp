@@ -165,9 +165,30 @@ class KernelWorker : public ActorBase {
 // Hands `batch` to every kernel worker of the step, each message through
 // the scheduler's shared entry (no execution context), which spreads them
 // over the worker threads and wakes a sleeping one: the sender's own thread
-// is busy computing jobs of the batch itself. The owner gets `computed`.
-void hand_out(const StepShared& step, const std::shared_ptr<KernelBatch>& batch,
+// is busy computing jobs of the batch itself. A blocking batch goes to a
+// BlockingRunner of its own instead. The owner gets `computed`.
+void hand_out(const StepPtr& step, const std::shared_ptr<KernelBatch>& batch,
               const caf::actor& owner);
+
+// Runs the one kernel of a blocking batch on a thread of its own (a
+// detached actor), where it may wait for another step, tells the owner
+// `computed` and quits. Its wait ends when the kernel can go on, when the
+// step's Cancellation is cancelled (the step ended: error, abort, timeout,
+// the session destroyed) or at the step's deadline; it holds the step's
+// shared state (resources, memory budget) until then.
+class BlockingRunner : public ActorBase {
+ public:
+  BlockingRunner(caf::actor_config& cfg, StepPtr step, std::shared_ptr<KernelBatch> batch, caf::actor owner)
+      : ActorBase(cfg), step_(std::move(step)), batch_(std::move(batch)), owner_(std::move(owner)) {}
+  caf::behavior make_behavior() override;
+  const char* name() const override { return "tagflow.blocking_runner"; }
+  void on_exit() override;
+
+ private:
+  StepPtr step_;
+  std::shared_ptr<KernelBatch> batch_;
+  caf::actor owner_;
+};
 
 // One message_received event per transferred value (a value in parts: at
 // its last part), recorded by `to` for the iteration at `at`.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ops/attr_value.hpp"
+#include "ops/cancellation.hpp"
 #include "ops/status.hpp"
 #include "ops/tensor.hpp"
 
@@ -79,6 +80,15 @@ class KernelContext {
   // The step's memory budget; nullptr: unlimited.
   MemoryBudget* memory() const { return memory_; }
 
+  // Kernels that may block (Kernel::may_block): how long this call may
+  // wait; nullptr: it must not wait. A call that would wait without a
+  // Waiting calls set_would_block() and returns ok with no output and its
+  // inputs untouched; the executor then calls it again where it may wait.
+  const Waiting* waiting() const { return waiting_; }
+  void allow_waiting(const Waiting* w) { waiting_ = w; }
+  void set_would_block() { would_block_ = true; }
+  bool would_block() const { return would_block_; }
+
  private:
   Tensor* inputs_;
   int num_inputs_;
@@ -87,6 +97,8 @@ class KernelContext {
   ResourceManager* resources_;
   uint64_t step_id_;
   MemoryBudget* memory_;
+  const Waiting* waiting_ = nullptr;
+  bool would_block_ = false;
 };
 
 class Kernel {
@@ -95,6 +107,10 @@ class Kernel {
   // Reads ctx inputs, sets every output or returns an error whose message
   // says what is wrong with the inputs (the caller adds node and tag).
   virtual Status compute(KernelContext& ctx) const = 0;
+  // Whether a call may have to wait for another step (queue ops): the
+  // executor never lets such a call wait on a scheduler thread
+  // (KernelContext::waiting).
+  virtual bool may_block() const { return false; }
 };
 
 // Calls kernel.compute(ctx) with the tensors it allocates counted against

@@ -379,6 +379,29 @@ Status ResourceManager::close_tensor_array(const std::string& name) {
 
 // --- steps -----------------------------------------------------------------
 
+// --- queues ----------------------------------------------------------------
+
+Expected<std::shared_ptr<FifoQueue>> ResourceManager::create_queue(const std::string& name, const DTypes& types,
+                                                                   const std::vector<PartialShape>& shapes,
+                                                                   int64_t capacity) {
+  std::lock_guard<std::mutex> lock(queues_mu_);
+  auto& slot = queues_[name];
+  if (!slot) {
+    slot = std::make_shared<FifoQueue>(name, types, shapes, capacity);
+    return slot;
+  }
+  TF_RETURN_IF_ERROR(slot->check_signature(types, shapes, capacity));
+  return slot;
+}
+
+Expected<std::shared_ptr<FifoQueue>> ResourceManager::queue(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(queues_mu_);
+  auto it = queues_.find(name);
+  if (it == queues_.end())
+    return Status(Error::not_found, "no queue '" + name + "': no FIFOQueueV2 node has made it in this session");
+  return it->second;
+}
+
 void ResourceManager::end_step(uint64_t step_id) {
   // Closed as well as dropped: a kernel still holding one sees an error.
   std::vector<std::shared_ptr<Stack>> stacks;

@@ -1,13 +1,14 @@
 // ResourceManager: the per-session state that stateful kernels share —
-// variables, stacks and TensorArrays — reached through KernelContext.
+// variables, queues, stacks and TensorArrays — reached through
+// KernelContext.
 //
 // Thread-safe: kernels of one step run concurrently on several threads, and
 // every method may be called from any of them. Each map has its own mutex
 // and each resource its own, so kernels working on different resources do
 // not wait for one another.
 //
-// Lifetimes. Variables live as long as the session and keep their value
-// across steps. Stacks and TensorArrays are made by each execution of their
+// Lifetimes. Variables and queues (ops/queue.hpp) live as long as the
+// session and keep their value and elements across steps. Stacks and TensorArrays are made by each execution of their
 // creating node (StackV2, TensorArrayV3), belong to the step that ran it,
 // and are freed by end_step(step) — or earlier by a Close op.
 //
@@ -18,8 +19,8 @@
 // at input 0 and output it again; deref() reads the variable's value for a
 // consumer whose input is not a ref.
 //
-// Names. A variable is named container + "/" + shared_name (the node name
-// when shared_name is empty). A stack or TensorArray is named after its
+// Names. A variable or a queue is named container + "/" + shared_name (the
+// node name when shared_name is empty). A stack or TensorArray is named after its
 // creating node, a session-wide counter and its step: "ta#4@step2"; the
 // gradient TensorArray of "ta#4@step2" for source "gradients" is
 // "ta#4@step2@gradients".
@@ -35,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ops/queue.hpp"
 #include "ops/shape.hpp"
 #include "ops/status.hpp"
 #include "ops/tensor.hpp"
@@ -94,6 +96,15 @@ class ResourceManager {
   // failed_precondition naming the first variable that is not initialized.
   using VariableUpdate = std::function<Status(const std::vector<Tensor*>& values)>;
   Status update_variables(const std::vector<std::string>& names, const VariableUpdate& update);
+
+  // --- queues (FIFOQueueV2 family) ----------------------------------------
+  // The queue `name`, made on the first call; a later call must declare
+  // the same component types, shapes and capacity (shared_name semantics).
+  Expected<std::shared_ptr<FifoQueue>> create_queue(const std::string& name, const DTypes& types,
+                                                    const std::vector<PartialShape>& shapes,
+                                                    int64_t capacity);
+  // The queue a handle names; not_found if no node made it.
+  Expected<std::shared_ptr<FifoQueue>> queue(const std::string& name) const;
 
   // --- stacks (StackV2 family) -------------------------------------------
   // A new empty stack of `elem_type` owned by `step_id`; max_size < 0 means
@@ -157,6 +168,8 @@ class ResourceManager {
   void count_stack(int64_t entries, int64_t bytes);
   mutable std::mutex stats_mu_;
   StackStats stack_stats_;
+  mutable std::mutex queues_mu_;
+  std::unordered_map<std::string, std::shared_ptr<FifoQueue>> queues_;
   mutable std::mutex stacks_mu_;
   std::unordered_map<std::string, std::shared_ptr<Stack>> stacks_;
   mutable std::mutex arrays_mu_;

@@ -1,6 +1,6 @@
 // The kernels of the stateful ops, attached to their OpDefs in
-// state_ops.cpp (and Abort's in control_flow_ops.cpp). Variable, stack and
-// TensorArray kernels work on the ResourceManager of their KernelContext
+// state_ops.cpp (and Abort's in control_flow_ops.cpp). Variable, queue,
+// stack and TensorArray kernels work on the ResourceManager of their KernelContext
 // and fail with failed_precondition when the caller gave none. Handles and
 // refs are scalar resource tensors naming the resource (ops/resource.hpp).
 // Like every kernel, each is immutable after creation and thread-safe.
@@ -72,6 +72,16 @@ Status tensor_array_split(KernelContext& ctx);
 Status tensor_array_size(KernelContext& ctx);
 Made tensor_array_grad(const KernelInit& init);
 Status tensor_array_close(KernelContext& ctx);
+
+// queue_kernels.cpp — the FIFOQueueV2 family; enqueue and dequeue may block.
+Made fifo_queue(const KernelInit& init);
+Made queue_enqueue(const KernelInit& init);
+Made queue_enqueue_many(const KernelInit& init);
+Made queue_dequeue(const KernelInit& init);
+Made queue_dequeue_many(const KernelInit& init);
+Made queue_close(const KernelInit& init);
+Status queue_size(KernelContext& ctx);
+Status queue_is_closed(KernelContext& ctx);
 
 // assert_kernels.cpp
 Made assert_op(const KernelInit& init);

@@ -1,5 +1,5 @@
 // Stateful ops: resource and ref variables with their row updates
-// (Scatter*, ResourceScatter*), stacks, TensorArrays and Assert.
+// (Scatter*, ResourceScatter*), queues, stacks, TensorArrays and Assert.
 // Their kernels (ops/state_kernels.hpp) keep per-session state in the
 // ResourceManager of the KernelContext (ops/resource.hpp). Every op here is
 // stateful, so graph passes never prune, merge or reorder them as if they
@@ -168,6 +168,54 @@ void register_stacks(OpRegistry& r) {
   add(r, close);
 }
 
+void register_queues(OpRegistry& r) {
+  OpDef fifo("FIFOQueueV2");
+  fifo.output("handle: resource")
+      .attr("component_types", "list(type)", std::nullopt, 1)
+      .attr("shapes", "list(shape)", AttrList{})
+      .attr("capacity", "int", int64_t{-1})
+      .attr("container", "string", std::string())
+      .attr("shared_name", "string", std::string())
+      .kernel(state_kernels::fifo_queue);
+  add(r, fifo);
+  for (const char* name : {"QueueEnqueueV2", "QueueEnqueueManyV2"}) {
+    OpDef enqueue(name);
+    enqueue.input("handle: resource")
+        .input("components: Tcomponents")
+        .attr("Tcomponents", "list(type)", std::nullopt, 1)
+        .attr("timeout_ms", "int", int64_t{-1})
+        .kernel(enqueue.name() == "QueueEnqueueV2" ? state_kernels::queue_enqueue
+                                                    : state_kernels::queue_enqueue_many);
+    add(r, enqueue);
+  }
+  OpDef dequeue("QueueDequeueV2");
+  dequeue.input("handle: resource")
+      .output("components: component_types")
+      .attr("component_types", "list(type)", std::nullopt, 1)
+      .attr("timeout_ms", "int", int64_t{-1})
+      .kernel(state_kernels::queue_dequeue);
+  add(r, dequeue);
+  OpDef dequeue_many("QueueDequeueManyV2");
+  dequeue_many.input("handle: resource")
+      .input("n: int32")
+      .output("components: component_types")
+      .attr("component_types", "list(type)", std::nullopt, 1)
+      .attr("timeout_ms", "int", int64_t{-1})
+      .kernel(state_kernels::queue_dequeue_many);
+  add(r, dequeue_many);
+  OpDef close("QueueCloseV2");
+  close.input("handle: resource")
+      .attr("cancel_pending_enqueues", "bool", false)
+      .kernel(state_kernels::queue_close);
+  add(r, close);
+  OpDef size("QueueSizeV2");
+  size.input("handle: resource").output("size: int32").kernel_fn(state_kernels::queue_size);
+  add(r, size);
+  OpDef closed("QueueIsClosedV2");
+  closed.input("handle: resource").output("is_closed: bool").kernel_fn(state_kernels::queue_is_closed);
+  add(r, closed);
+}
+
 void register_tensor_arrays(OpRegistry& r) {
   OpDef array("TensorArrayV3");
   array.input("size: int32")
@@ -259,6 +307,7 @@ void register_state_ops(OpRegistry& r) {
   register_resource_variables(r);
   register_ref_variables(r);
   register_scatters(r);
+  register_queues(r);
   register_stacks(r);
   register_tensor_arrays(r);
   OpDef assert_op("Assert");

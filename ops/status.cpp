@@ -21,6 +21,7 @@ const char* to_string(Error e) {
     case Error::unavailable: return "unavailable";
     case Error::data_loss: return "data_loss";
     case Error::internal: return "internal";
+    case Error::cancelled: return "cancelled";
   }
   return "unknown";
 }

@@ -32,6 +32,7 @@ enum class Error {
   unavailable,          // a peer partition died or cannot be reached
   data_loss,            // a file's bytes are corrupt or truncated (checkpoints)
   internal,             // a broken invariant inside tagflow
+  cancelled,            // an operation cancelled: enqueue into a closed queue, a closed session
 };
 
 const char* to_string(Error e);
