@@ -52,7 +52,7 @@ const FunctionSummary* find(const GraphSummary& s, const std::string& name) {
 BOOST_AUTO_TEST_SUITE(summary)
 
 BOOST_AUTO_TEST_CASE(functions_list_their_ops_without_kernels_and_who_reaches_them) {
-  // serve → outer → (If) then 'branch' (Unknown1); save → saver (SaveV2,
+  // serve → outer → (If) then 'branch' (Unknown1); save → saver (NoKernelSave,
   // twice); 'orphan' (Unknown2) is called by nobody; 'neg' has kernels.
   const std::string outer =
       "function { signature { name: 'outer' input_arg { name: 'a' type: DT_INT32 } "
@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(functions_list_their_ops_without_kernels_and_who_reaches_th
   const std::string saver =
       "function { signature { name: 'saver' input_arg { name: 'a' type: DT_INT32 } "
       "output_arg { name: 'out' type: DT_INT32 } } "
-      "node_def { name: 's1' op: 'SaveV2' input: 'a' } node_def { name: 's2' op: 'SaveV2' input: 'a' } "
+      "node_def { name: 's1' op: 'NoKernelSave' input: 'a' } node_def { name: 's2' op: 'NoKernelSave' input: 'a' } "
       "ret { key: 'out' value: 'a' } }\n";
   const std::string text = "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT32 } } }\n" +
                            call("serve", "outer") + call("save", "saver") + "library { " + outer + saver +
@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(functions_list_their_ops_without_kernels_and_who_reaches_th
   BOOST_REQUIRE(all.functions_without_kernels.size() == 3u);
   BOOST_TEST(find(all, "neg") == nullptr);
   BOOST_REQUIRE(find(all, "saver") != nullptr);
-  BOOST_TEST(find(all, "saver")->ops_without_kernel == std::vector<std::string>{"SaveV2 (2)"});
+  BOOST_TEST(find(all, "saver")->ops_without_kernel == std::vector<std::string>{"NoKernelSave (2)"});
   BOOST_TEST(find(all, "saver")->reachable);
   BOOST_TEST(find(all, "branch")->reachable);
   BOOST_TEST(!find(all, "orphan")->reachable);
@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(functions_list_their_ops_without_kernels_and_who_reaches_th
   BOOST_TEST(served.num_reachable_from_fetches == 3);  // outer, branch, neg
   BOOST_TEST(find(served, "branch")->reachable_from_fetches);
   BOOST_TEST(!find(served, "saver")->reachable_from_fetches);
-  BOOST_TEST(to_text(served).find("saver (reachable, not from the fetches): SaveV2 (2)") != std::string::npos,
+  BOOST_TEST(to_text(served).find("saver (reachable, not from the fetches): NoKernelSave (2)") != std::string::npos,
              to_text(served));
   BOOST_CHECK_THROW(summary_of(text, {"nope"}), std::runtime_error);
 }
