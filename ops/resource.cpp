@@ -213,6 +213,8 @@ Status ResourceManager::modify_variable(const std::string& name,
   Status s = update(var->value);
   if (!s.ok()) return s.with_prefix(variable_named(name) + ": ");
   return ok_status();
+}
+
 Status ResourceManager::update_variables(const std::vector<std::string>& names,
                                          const VariableUpdate& update) {
   std::vector<std::shared_ptr<Variable>> vars;
