@@ -1,0 +1,337 @@
+// SavedModels TensorFlow wrote (tests/data/savedmodels, see its
+// ATTRIBUTION.md), loaded as TensorFlow Serving loads them: restored from
+// their checkpoints by the graph's own restore op, init op run, signatures
+// run by key. Expected values: the generator scripts' formulas (half plus
+// two, the counter), and for the Keras models a forward pass computed here
+// from the checkpoint's weights.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "actors/saved_model.hpp"
+#include "ops/tensor_bundle.hpp"
+#include "session_test_util.hpp"
+
+namespace tagflow {
+namespace {
+
+namespace fs = std::filesystem;
+using actors::NamedTensors;
+using actors::SavedModelSession;
+using ops::Shape;
+using ops::Tensor;
+
+std::string model_dir(const std::string& name) {
+  const std::string base = std::string(TAGFLOW_TEST_DATA) + "/savedmodels/" + name;
+  return fs::exists(base + "/00000123") ? base + "/00000123" : base;
+}
+
+std::unique_ptr<SavedModelSession> load(const std::string& dir, const testing::Mode& m,
+                                        actors::SavedModelOptions o = {}) {
+  o.session.deterministic = m.deterministic;
+  o.session.threads = m.threads;
+  o.session.iteration_actors = m.iteration_actors;
+  auto s = SavedModelSession::load(dir, o);
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.status().to_string());
+  return std::move(s).value();
+}
+
+const Tensor& output(const NamedTensors& out, const std::string& key) {
+  for (const auto& [k, t] : out)
+    if (k == key) return t;
+  BOOST_FAIL("no output " + key);
+  static Tensor none;
+  return none;
+}
+
+NamedTensors must_call(SavedModelSession& m, const std::string& sig, const NamedTensors& in) {
+  auto r = m.run_signature(sig, in);
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  return std::move(r).value();
+}
+
+float scalar_of(const Tensor& t) {
+  BOOST_REQUIRE_EQUAL(t.num_elements(), 1);
+  return t.data<float>()[0];
+}
+
+// A fresh directory under the system's temp folder, removed at the end.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("tagflow-savedmodel-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+fs::path copy_model(const std::string& name, const TempDir& tmp) {
+  fs::path to = tmp.path / name;
+  fs::copy(model_dir(name), to, fs::copy_options::recursive);
+  return to;
+}
+
+Tensor read_weight(const std::string& prefix, const std::string& name) {
+  auto reader = ops::BundleReader::open(prefix);
+  BOOST_REQUIRE_MESSAGE(reader.ok(), reader.status().to_string());
+  auto t = reader->read(name);
+  BOOST_REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+  return std::move(t).value();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(saved_model)
+
+BOOST_AUTO_TEST_CASE(tf1_half_plus_two_serves_every_float_signature) {
+  for (const auto& m : testing::modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto model = load(model_dir("saved_model_half_plus_two_cpu"), m);
+      const auto& info = model->info();
+      BOOST_TEST(info.has_tag("serve"));
+      BOOST_REQUIRE(info.saver.has_value());
+      BOOST_TEST(info.saver->restore_op == "save/restore_all");
+      const std::vector<float> xs = {0.0f, 1.0f, -3.5f, 10.0f};
+      auto y = must_call(*model, "serving_default", {{"x", Tensor::from_vector<float>(Shape({4, 1}), xs)}});
+      const Tensor& yt = output(y, "y");
+      BOOST_REQUIRE_EQUAL(yt.num_elements(), 4);
+      for (size_t i = 0; i < xs.size(); ++i) BOOST_TEST(yt.data<float>()[i] == 0.5f * xs[i] + 2.0f);
+      auto y3 = must_call(*model, "regress_x2_to_y3", {{"inputs", Tensor::from_vector<float>(Shape({1, 1}), {4.0f})}});
+      BOOST_TEST(output(y3, "outputs").data<float>()[0] == 0.5f * 4.0f + 3.0f);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(tf2_half_plus_two_restores_resource_variables_inside_a_function) {
+  for (const auto& m : testing::modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto model = load(model_dir("saved_model_half_plus_two_tf2_cpu"), m);
+      BOOST_TEST(model->info().init_op == "NoOp");
+      auto y = must_call(*model, "serving_default", {{"x", Tensor::vector<float>({1.0f})}});
+      BOOST_TEST(scalar_of(output(y, "y")) == 2.5f);
+      auto y3 = must_call(*model, "regress_x2_to_y3", {{"inputs", Tensor::vector<float>({2.0f})}});
+      BOOST_TEST(scalar_of(output(y3, "outputs")) == 4.0f);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_stateful_signature_keeps_its_state_across_calls) {
+  for (const auto& m : testing::modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto model = load(model_dir("saved_model_counter"), m);
+      BOOST_TEST(scalar_of(output(must_call(*model, "get_counter", {}), "output")) == 0.0f);
+      BOOST_TEST(scalar_of(output(must_call(*model, "incr_counter", {}), "output")) == 1.0f);
+      BOOST_TEST(scalar_of(output(must_call(*model, "incr_counter", {}), "output")) == 2.0f);
+      auto by = must_call(*model, "incr_counter_by", {{"delta", Tensor::scalar<float>(3.0f)}});
+      BOOST_TEST(scalar_of(output(by, "output")) == 5.0f);
+      BOOST_TEST(scalar_of(output(must_call(*model, "get_counter", {}), "output")) == 5.0f);
+      BOOST_TEST(scalar_of(output(must_call(*model, "reset_counter", {}), "output")) == 0.0f);
+      BOOST_TEST(scalar_of(output(must_call(*model, "get_counter", {}), "output")) == 0.0f);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_saved_checkpoint_restores_into_a_new_session) {
+  // The counter after three increments is saved with the graph's own save
+  // op; a new session restored from that checkpoint reads 3, one restored
+  // from the model's own checkpoint 0.
+  TempDir tmp;
+  const std::string prefix = (tmp.path / "ckpt" / "counter").string();
+  // (TF 2's save function selects its temporary directory with a Select of
+  // strings, which tagflow's Select does not take yet.)
+  for (const char* name : {"saved_model_counter", "saved_model_half_plus_two_cpu"}) {
+    BOOST_TEST_CONTEXT(name) {
+      auto model = load(model_dir(name), testing::modes()[2]);
+      if (std::string(name) == "saved_model_counter") {
+        for (int i = 0; i < 3; ++i) must_call(*model, "incr_counter", {});
+      }
+      const std::string p = prefix + "_" + name;
+      ops::Status saved = model->save(p);
+      BOOST_REQUIRE_MESSAGE(saved.ok(), saved.to_string());
+      BOOST_TEST(fs::exists(p + ".index"));
+      BOOST_TEST(fs::exists(p + ".data-00000-of-00001"));
+      // Every tensor of the model's own checkpoint is in the new one.
+      auto theirs = ops::BundleReader::open(model_dir(name) + "/variables/variables");
+      auto ours = ops::BundleReader::open(p);
+      BOOST_REQUIRE(theirs.ok());
+      BOOST_REQUIRE_MESSAGE(ours.ok(), ours.status().to_string());
+      for (const auto& e : theirs->entries()) BOOST_TEST(ours->find(e.name) != nullptr, e.name);
+    }
+  }
+  actors::SavedModelOptions o;
+  o.checkpoint = prefix + "_saved_model_counter";
+  auto restored = load(model_dir("saved_model_counter"), testing::modes()[2], o);
+  BOOST_TEST(scalar_of(output(must_call(*restored, "get_counter", {}), "output")) == 3.0f);
+  auto fresh = load(model_dir("saved_model_counter"), testing::modes()[2]);
+  BOOST_TEST(scalar_of(output(must_call(*fresh, "get_counter", {}), "output")) == 0.0f);
+}
+
+BOOST_AUTO_TEST_CASE(keras_mlp_serving_default_matches_a_forward_pass_of_its_weights) {
+  const std::string dir = model_dir("keras_simple_model_from_auto_compile");
+  const std::string prefix = dir + "/variables/variables";
+  Tensor k0 = read_weight(prefix, "layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE");
+  Tensor b0 = read_weight(prefix, "layer_with_weights-0/bias/.ATTRIBUTES/VARIABLE_VALUE");
+  Tensor k1 = read_weight(prefix, "layer_with_weights-1/kernel/.ATTRIBUTES/VARIABLE_VALUE");
+  Tensor b1 = read_weight(prefix, "layer_with_weights-1/bias/.ATTRIBUTES/VARIABLE_VALUE");
+  BOOST_REQUIRE(k0.shape() == Shape({784, 100}));
+  BOOST_REQUIRE(k1.shape() == Shape({100, 10}));
+  // Two images with pixels in [0, 1).
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  const int batch = 2;
+  Tensor x(ops::DType::float32, Shape({batch, 28, 28, 1}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.mutable_data<float>()[i] = pixel(rng);
+  // Flatten -> Dense(100, relu) -> Dense(10) -> softmax, in double.
+  std::vector<double> expected(batch * 10);
+  for (int n = 0; n < batch; ++n) {
+    std::vector<double> h(100);
+    for (int j = 0; j < 100; ++j) {
+      double s = b0.data<float>()[j];
+      for (int i = 0; i < 784; ++i) s += double(x.data<float>()[n * 784 + i]) * k0.data<float>()[i * 100 + j];
+      h[j] = std::max(s, 0.0);
+    }
+    std::vector<double> z(10);
+    double zmax = -1e300;
+    for (int j = 0; j < 10; ++j) {
+      z[j] = b1.data<float>()[j];
+      for (int i = 0; i < 100; ++i) z[j] += h[i] * k1.data<float>()[i * 10 + j];
+      zmax = std::max(zmax, z[j]);
+    }
+    double sum = 0;
+    for (int j = 0; j < 10; ++j) sum += std::exp(z[j] - zmax);
+    for (int j = 0; j < 10; ++j) expected[n * 10 + j] = std::exp(z[j] - zmax) / sum;
+  }
+  for (const auto& m : testing::modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto model = load(dir, m);
+      auto out = must_call(*model, "serving_default", {{"input_1", x}});
+      const Tensor& y = output(out, "softmax");
+      BOOST_REQUIRE(y.shape() == Shape({batch, 10}));
+      for (int i = 0; i < batch * 10; ++i) BOOST_TEST(y.data<float>()[i] == expected[i], boost::test_tools::tolerance(1e-5));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(keras_lstm_serving_default_matches_an_lstm_of_its_weights) {
+  const std::string dir = model_dir("keras_lstm_from_sequential");
+  const std::string prefix = dir + "/variables/variables";
+  Tensor kernel = read_weight(prefix, "variables/0/.ATTRIBUTES/VARIABLE_VALUE");
+  Tensor recurrent = read_weight(prefix, "variables/1/.ATTRIBUTES/VARIABLE_VALUE");
+  Tensor bias = read_weight(prefix, "variables/2/.ATTRIBUTES/VARIABLE_VALUE");
+  Tensor dk = read_weight(prefix, "layer_with_weights-1/kernel/.ATTRIBUTES/VARIABLE_VALUE");
+  Tensor db = read_weight(prefix, "layer_with_weights-1/bias/.ATTRIBUTES/VARIABLE_VALUE");
+  const int units = 32, steps = 5, features = 3, batch = 3;
+  BOOST_REQUIRE(kernel.shape() == Shape({features, 4 * units}));
+  BOOST_REQUIRE(recurrent.shape() == Shape({units, 4 * units}));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Tensor x(ops::DType::float32, Shape({batch, steps, features}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.mutable_data<float>()[i] = u(rng);
+  // Keras' LSTM: gates i, f, c, o in the kernels' columns; sigmoid
+  // recurrent activation, tanh activation; then Dense(1, sigmoid) on h_T.
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  std::vector<double> expected(batch);
+  for (int n = 0; n < batch; ++n) {
+    std::vector<double> h(units, 0.0), c(units, 0.0);
+    for (int t = 0; t < steps; ++t) {
+      std::vector<double> z(4 * units);
+      for (int j = 0; j < 4 * units; ++j) {
+        double s = bias.data<float>()[j];
+        for (int i = 0; i < features; ++i)
+          s += double(x.data<float>()[(n * steps + t) * features + i]) * kernel.data<float>()[i * 4 * units + j];
+        for (int i = 0; i < units; ++i) s += h[i] * recurrent.data<float>()[i * 4 * units + j];
+        z[j] = s;
+      }
+      for (int j = 0; j < units; ++j) {
+        double ig = sigmoid(z[j]), fg = sigmoid(z[units + j]), cc = std::tanh(z[2 * units + j]),
+               og = sigmoid(z[3 * units + j]);
+        c[j] = fg * c[j] + ig * cc;
+        h[j] = og * std::tanh(c[j]);
+      }
+    }
+    double s = db.data<float>()[0];
+    for (int i = 0; i < units; ++i) s += h[i] * dk.data<float>()[i];
+    expected[n] = sigmoid(s);
+  }
+  for (const auto& m : testing::modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto model = load(dir, m);
+      auto out = must_call(*model, "serving_default", {{"input_1", x}});
+      const Tensor& y = output(out, "dense");
+      BOOST_REQUIRE(y.shape() == Shape({batch, 1}));
+      for (int n = 0; n < batch; ++n) BOOST_TEST(y.data<float>()[n] == expected[n], boost::test_tools::tolerance(1e-5));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bad_checkpoints_and_requests_are_errors_that_name_what_is_wrong) {
+  TempDir tmp;
+  const testing::Mode m = testing::modes()[2];
+  auto load_error = [&](const fs::path& dir, actors::SavedModelOptions o = {}) {
+    o.session.threads = m.threads;
+    auto s = SavedModelSession::load(dir.string(), o);
+    BOOST_REQUIRE(!s.ok());
+    return s.status().to_string();
+  };
+  {  // a data file cut short
+    fs::path dir = copy_model("saved_model_half_plus_two_cpu", tmp);
+    fs::path data = dir / "variables" / "variables.data-00000-of-00001";
+    fs::resize_file(data, fs::file_size(data) - 2);
+    std::string e = load_error(dir);
+    BOOST_TEST(e.find("variables.data-00000-of-00001") != std::string::npos, e);
+    BOOST_TEST(e.find("restoring") != std::string::npos, e);
+  }
+  {  // a flipped byte: the checksum names the file and the tensor
+    fs::path dir = copy_model("saved_model_counter", tmp);
+    fs::path data = dir / "variables" / "variables.data-00000-of-00001";
+    std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
+    char c;
+    f.seekg(0);
+    f.get(c);
+    f.seekp(0);
+    f.put(static_cast<char>(c ^ 0x40));
+    f.close();
+    std::string e = load_error(dir);
+    BOOST_TEST(e.find("counter") != std::string::npos, e);
+    BOOST_TEST(e.find("variables.data-00000-of-00001") != std::string::npos, e);
+  }
+  {  // a checkpoint that lacks the variable the graph restores
+    fs::path ckpt = tmp.path / "other" / "ckpt";
+    ops::BundleWriter w(ckpt.string());
+    BOOST_REQUIRE(w.add("not_the_counter", Tensor::scalar<float>(1.0f)).ok());
+    BOOST_REQUIRE(w.finish().ok());
+    actors::SavedModelOptions o;
+    o.checkpoint = ckpt.string();
+    std::string e = load_error(model_dir("saved_model_counter"), o);
+    BOOST_TEST(e.find("counter") != std::string::npos, e);
+    BOOST_TEST(e.find("not_found") != std::string::npos, e);
+  }
+  {  // an unknown tag lists the tag sets
+    actors::SavedModelOptions o;
+    o.tag = "train";
+    std::string e = load_error(model_dir("saved_model_counter"), o);
+    BOOST_TEST(e.find("serve") != std::string::npos, e);
+  }
+  auto model = load(model_dir("saved_model_half_plus_two_cpu"), m);
+  auto no_sig = model->run_signature("nope", {});
+  BOOST_REQUIRE(!no_sig.ok());
+  BOOST_TEST(no_sig.status().to_string().find("serving_default") != std::string::npos);
+  auto missing = model->run_signature("serving_default", {});
+  BOOST_REQUIRE(!missing.ok());
+  BOOST_TEST(missing.status().to_string().find("'x'") != std::string::npos);
+  auto wrong_type = model->run_signature("serving_default", {{"x", Tensor::vector<int32_t>({1})}});
+  BOOST_REQUIRE(!wrong_type.ok());
+  BOOST_TEST(wrong_type.status().to_string().find("float") != std::string::npos);
+  // The session is still usable after the failures.
+  auto y = must_call(*model, "serving_default", {{"x", Tensor::from_vector<float>(Shape({1, 1}), {2.0f})}});
+  BOOST_TEST(scalar_of(output(y, "y")) == 3.0f);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tagflow
