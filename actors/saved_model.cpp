@@ -104,7 +104,11 @@ ops::Expected<NamedTensors> SavedModelSession::run_signature(const std::string& 
                                                              const NamedTensors& inputs) {
   TF_ASSIGN_OR_RETURN(const graph::Signature* sig, find_signature(info_, name));
   Feeds feeds;
-  for (const auto& [key, value] : inputs) {
+  for (const auto& input : inputs) {
+    // (a named reference, not a structured binding: C++17 lambdas cannot
+    // capture those)
+    const std::string& key = input.first;
+    const ops::Tensor& value = input.second;
     auto it = std::find_if(sig->inputs.begin(), sig->inputs.end(),
                            [&](const graph::SignatureTensor& t) { return t.key == key; });
     if (it == sig->inputs.end())
