@@ -7,6 +7,10 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
 namespace tagflow::ops {
 
 namespace {
@@ -23,11 +27,16 @@ Status check_select_dtypes(const char* op, const Tensor& cond, const Tensor& t, 
   return ok_status();
 }
 
-// out = cond ? t : e over n elements of equal shape.
+// out = cond ? t : e over n elements of equal shape. Numbers go through
+// Eigen; strings are copied one by one.
 template <class T>
 void select_same_shape(const bool* c, const T* t, const T* e, T* out, int64_t n) {
-  if (n > 0)
-    ArrayMap<T>(out, n) = ConstArrayMap<bool>(c, n).select(ConstArrayMap<T>(t, n), ConstArrayMap<T>(e, n));
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (n > 0)
+      ArrayMap<T>(out, n) = ConstArrayMap<bool>(c, n).select(ConstArrayMap<T>(t, n), ConstArrayMap<T>(e, n));
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = c[i] ? t[i] : e[i];
+  }
 }
 
 template <class T>
@@ -67,10 +76,9 @@ class SelectKernel final : public Kernel {
     T* op = out.mutable_data<T>();
     const int64_t rows = shape.dim(0);
     const int64_t row_size = rows == 0 ? 0 : shape.num_elements() / rows;
-    if (row_size > 0) {
-      for (int64_t i = 0; i < rows; ++i)
-        ArrayMap<T>(op + i * row_size, row_size) =
-            ConstArrayMap<T>((c[i] ? tp : ep) + i * row_size, row_size);
+    for (int64_t i = 0; i < rows; ++i) {
+      const T* from = (c[i] ? tp : ep) + i * row_size;
+      std::copy(from, from + row_size, op + i * row_size);
     }
     ctx.set_output(0, std::move(out));
     return ok_status();
@@ -119,12 +127,20 @@ KernelFactory select_factory(const char* op) {
   return [op](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
     DType t = init.input_types.size() < 2 ? DType::invalid : base_dtype(init.input_types[1]);
     std::unique_ptr<Kernel> k;
-    dispatch_among<float, double, int32_t, int64_t, bool>(t, [&](auto tag) {
+    dispatch_among<float, double, int32_t, int64_t, bool, std::string>(t, [&](auto tag) {
       k = std::make_unique<Kern<typename decltype(tag)::type>>();
     });
     if (!k) return no_kernel_error(op, t);
     return k;
   };
+}
+
+// TensorFlow's Select takes any type; tagflow's kernels cover numbers,
+// bools and strings (a TF 2 saver picks a file name with a string Select).
+std::vector<DType> select_types() {
+  std::vector<DType> types = real_and_bool_types();
+  types.push_back(DType::string);
+  return types;
 }
 
 }  // namespace
@@ -135,14 +151,14 @@ void register_select_ops(OpRegistry& r) {
                           .input("t: T")
                           .input("e: T")
                           .output("output: T")
-                          .type_attr("T", real_and_bool_types())
+                          .type_attr("T", select_types())
                           .kernel(select_factory<SelectKernel>("Select")));
   register_builtin(r, OpDef("SelectV2")
                           .input("condition: bool")
                           .input("t: T")
                           .input("e: T")
                           .output("output: T")
-                          .type_attr("T", real_and_bool_types())
+                          .type_attr("T", select_types())
                           .kernel(select_factory<SelectV2Kernel>("SelectV2")));
 }
 

@@ -43,6 +43,7 @@ Made assign_variable(const KernelInit& init);
 Status assign_add_variable(KernelContext& ctx);
 Status assign_sub_variable(KernelContext& ctx);
 Status var_is_initialized(KernelContext& ctx);  // also IsVariableInitialized
+Status disable_copy_on_read(KernelContext& ctx);
 Made assign(const KernelInit& init);
 Status assign_add(KernelContext& ctx);
 Status assign_sub(KernelContext& ctx);

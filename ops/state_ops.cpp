@@ -66,6 +66,9 @@ void register_resource_variables(OpRegistry& r) {
       .output("is_initialized: bool")
       .kernel_fn(state_kernels::var_is_initialized);
   add(r, initialized);
+  OpDef disable_copy_on_read("DisableCopyOnRead");
+  disable_copy_on_read.input("resource: resource").kernel_fn(state_kernels::disable_copy_on_read);
+  add(r, disable_copy_on_read);
 }
 
 void register_ref_variables(OpRegistry& r) {

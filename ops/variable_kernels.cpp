@@ -116,4 +116,14 @@ Status var_is_initialized(KernelContext& ctx) {
   return ok_status();
 }
 
+// DisableCopyOnRead: TensorFlow turns off a variable's copy-on-read mode
+// (kept for sparse updates) before a saver reads it. A tagflow variable's
+// value is immutable once read (writers copy a shared buffer first), so
+// there is no such mode: the kernel only checks that the variable exists.
+Status disable_copy_on_read(KernelContext& ctx) {
+  TF_ASSIGN_OR_RETURN(ResourceManager * rm, session_state(ctx, 1, 0));
+  TF_ASSIGN_OR_RETURN(std::string name, handle_name(ctx.input(0), "resource"));
+  return rm->read_variable(name).status();
+}
+
 }  // namespace tagflow::ops::state_kernels

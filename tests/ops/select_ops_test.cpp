@@ -31,6 +31,23 @@ BOOST_AUTO_TEST_CASE(select_elementwise_in_every_dtype) {
                     typed(DType::boolean)) == "bool[2,2] [[true,false],[false,true]]");
 }
 
+BOOST_AUTO_TEST_CASE(select_picks_strings) {
+  // A TF 2 saver picks its temporary file name with a string Select.
+  auto s = [](const Shape& shape, const std::vector<std::string>& v) { return tensor<std::string>(shape, v); };
+  Tensor t = s({3}, {"a", "bb", "ccc"});
+  Tensor e = s({3}, {"x", "yy", "zzz"});
+  BOOST_TEST(result("Select", {b({3}, {true, false, true}), t, e}, typed(DType::string)) ==
+             "string[3] [\"a\",\"yy\",\"ccc\"]");
+  BOOST_TEST(result("Select", {Tensor::scalar(false), t, e}, typed(DType::string)) ==
+             "string[3] [\"x\",\"yy\",\"zzz\"]");
+  BOOST_TEST(result("Select", {b({2}, {false, true}), s({2, 2}, {"a", "b", "c", "d"}), s({2, 2}, {"w", "x", "y", "z"})},
+                    typed(DType::string)) == "string[2,2] [[\"w\",\"x\"],[\"c\",\"d\"]]");
+  BOOST_TEST(result("SelectV2", {b({2, 1}, {true, false}), s({2}, {"p", "q"}), Tensor::scalar(std::string("-"))},
+                    typed(DType::string)) == "string[2,2] [[\"p\",\"q\"],[\"-\",\"-\"]]");
+  BOOST_TEST(contains(error_of("Select", {b({3}, {true, false, true}), t, i32({3}, {1, 2, 3})}, typed(DType::string)),
+                      "Select expects string inputs"));
+}
+
 BOOST_AUTO_TEST_CASE(select_with_a_vector_condition_picks_rows) {
   Tensor t = i32({3, 2}, {1, 2, 3, 4, 5, 6});
   Tensor e = i32({3, 2}, {-1, -2, -3, -4, -5, -6});
@@ -90,7 +107,7 @@ BOOST_AUTO_TEST_CASE(select_v2_errors) {
              "invalid_argument: SelectV2: incompatible shapes for broadcasting: [2], [3] and []");
   BOOST_TEST(contains(error_of("SelectV2", {Tensor::scalar(1.0f), i32({1}, {1}), i32({1}, {1})}, typed(DType::int32)),
                       "condition must be bool, got float32"));
-  BOOST_TEST(contains(error_of("SelectV2", {Tensor::scalar(true), i32({1}, {1}), i32({1}, {1})}, typed(DType::string)),
+  BOOST_TEST(contains(error_of("SelectV2", {Tensor::scalar(true), i32({1}, {1}), i32({1}, {1})}, typed(DType::resource)),
                       "which is not one of"));
 }
 
