@@ -116,26 +116,14 @@ BOOST_AUTO_TEST_CASE(the_lstm_graph_has_the_frames_of_the_index) {
   BOOST_TEST(cf->find_frame("train_step/gradients/cond_1/rnn/while/while_context") > 0);
 }
 
-// With tagflow's built-in op registry. Graphs using ops tagflow does not
-// (yet) register must fail only for that reason, and pass with
-// allow_unknown_ops, which still checks every known op.
+// With tagflow's built-in op registry: every op of every file has a kernel,
+// the contrib NearestNeighbors, ApplyAdam and the gradient ops, and Empty of
+// the TPU partition included.
 BOOST_AUTO_TEST_CASE(every_file_validates_against_the_builtin_ops) {
-  const std::set<std::string> may_use_unregistered_ops = {
-      "tfnet_kmeans_refswitch.pbtxt",    // contrib NearestNeighbors
-      "tfnet_lstm_crf_ner_train.pbtxt",  // training ops: ApplyAdam, *Grad, ...
-      "mlir_partition_send_tpu.pbtxt",   // Empty
-  };
   for (const std::string& file : corpus_files()) {
     if (file == "grappler_while_loop_var_handle_op_compact.pbtxt") continue;  // below
     Graph g = load_corpus(file);
     Status s = validate(g);
-    if (!s.ok() && may_use_unregistered_ops.count(file) != 0) {
-      BOOST_TEST((s.code() == Error::not_found), file << ": " << s.to_string());
-      BOOST_TEST(contains(s.message(), "unknown op"), file << ": " << s.to_string());
-      ValidateOptions lenient;
-      lenient.allow_unknown_ops = true;
-      s = validate(g, lenient);
-    }
     BOOST_TEST(s.ok(), file << ": " << s.to_string());
   }
 }
