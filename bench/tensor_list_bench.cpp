@@ -6,6 +6,10 @@
 // tensor, in the same run; and, for the smaller N, the same pushes with
 // each list still held elsewhere when it is pushed to (shared, so the push
 // copies the vector of element tensors: O(N)).
+// Then the same pushes where a user makes them: a while loop of a session
+// that pushes its counter to a list each iteration (the list flows through
+// Enter, Merge, Switch, Identity and NextIteration), against the same loop
+// without the list, in the same run.
 //   tensor_list_bench [N...]      default 1000 10000 100000
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +17,9 @@
 #include <memory>
 #include <vector>
 
+#include "actors/session.hpp"
 #include "bench/bench_util.hpp"
+#include "graph/builder.hpp"
 #include "ops/op_def.hpp"
 #include "ops/variant.hpp"
 
@@ -63,6 +69,49 @@ void vector_pushes(const Tensor& item, int64_t n) {
   bench::keep(v);
 }
 
+// while i < n: [list = PushBack(list, float(i))]; i += 1. Fetches the
+// list's length (with the list) or i (without).
+std::unique_ptr<actors::Session> loop_session(bool with_list, std::string* fetch) {
+  using graph::Output;
+  using Vars = std::vector<Output>;
+  graph::GraphBuilder b;
+  Output n = b.placeholder(DType::int32, {false, {}}, "n");
+  Vars init{b.scalar<int32_t>(0)};
+  if (with_list)
+    init.push_back(b.op1("EmptyTensorList", {b.vector<int32_t>({}), b.scalar<int32_t>(-1)},
+                         {{"element_dtype", DType::float32}}));
+  auto loop = b.while_loop([&](const Vars& s) { return s[0] < n; },
+                           [&](const Vars& s) {
+                             Vars next{s[0] + 1.0};
+                             if (with_list)
+                               next.push_back(b.op1("TensorListPushBack", {s[1], b.cast(s[0], DType::float32)},
+                                                    {{"element_dtype", DType::float32}}));
+                             return next;
+                           },
+                           init, {/*parallel_iterations=*/10, {}, "w"});
+  *fetch = with_list ? b.op1("TensorListLength", {loop[1]}).name() : b.identity(loop[0]).name();
+  auto g = b.finish();
+  if (!g.ok()) {
+    std::fprintf(stderr, "tensor_list_bench: %s\n", g.status().to_string().c_str());
+    std::exit(1);
+  }
+  auto s = actors::Session::create(std::move(g).value(), {});
+  if (!s.ok()) {
+    std::fprintf(stderr, "tensor_list_bench: %s\n", s.status().to_string().c_str());
+    std::exit(1);
+  }
+  return std::move(s).value();
+}
+
+int32_t run_loop(actors::Session& s, const std::string& fetch, int64_t n) {
+  auto r = s.run({{"n", Tensor::scalar<int32_t>(static_cast<int32_t>(n))}}, {fetch});
+  if (!r.ok() || r->at(0).scalar_value<int32_t>() != n) {
+    std::fprintf(stderr, "tensor_list_bench: the loop did not run %lld times\n", static_cast<long long>(n));
+    std::exit(1);
+  }
+  return r->at(0).scalar_value<int32_t>();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +134,19 @@ int main(int argc, char** argv) {
                   t[2] * scale);
     else
       std::printf("%10lld %18.1f %18.1f %18s\n", static_cast<long long>(n), t[0] * scale, t[1] * scale, "-");
+  }
+  std::string plain_fetch, list_fetch;
+  auto plain = loop_session(false, &plain_fetch);
+  auto with_list = loop_session(true, &list_fetch);
+  std::printf("\nwhile loop of a session\n%10s %18s %18s %18s\n", "N", "ns/iter, push", "ns/iter, no list",
+              "ns/push (diff)");
+  for (int64_t n : sizes) {
+    const std::vector<double> t =
+        bench::interleaved_medians(n >= 100000 ? 5 : 9, {[&] { bench::keep(run_loop(*with_list, list_fetch, n)); },
+                                                        [&] { bench::keep(run_loop(*plain, plain_fetch, n)); }});
+    const double scale = 1e9 / static_cast<double>(n);
+    std::printf("%10lld %18.1f %18.1f %18.1f\n", static_cast<long long>(n), t[0] * scale, t[1] * scale,
+                (t[0] - t[1]) * scale);
   }
   return 0;
 }
