@@ -206,13 +206,11 @@ Status ResourceManager::assign_sub(const std::string& name, const Tensor& delta)
 
 Status ResourceManager::modify_variable(const std::string& name,
                                         const std::function<Status(Tensor& value)>& update) {
-  auto var = find_variable(name);
-  if (var == nullptr) return not_initialized(name);
-  std::lock_guard<std::mutex> lock(var->mu);
-  if (!var->value.valid()) return not_initialized(name);
-  Status s = update(var->value);
-  if (!s.ok()) return s.with_prefix(variable_named(name) + ": ");
-  return ok_status();
+  return update_variables({name}, [&](const std::vector<Tensor*>& values) {
+    Status s = update(*values[0]);
+    if (!s.ok()) return s.with_prefix(variable_named(name) + ": ");
+    return ok_status();
+  });
 }
 
 Status ResourceManager::update_variables(const std::vector<std::string>& names,
