@@ -169,24 +169,44 @@ void add_filter_gradient(const ConvGeometry& g, bool depthwise, const T* cols, c
         cols_of(g, cols, rows, c).transpose() * Strided<T>(dy + c * mult, rows, mult, Stride(g.out_c, 1));
 }
 
+// What the three convolution kernels share: the op's name, its window
+// attrs, whether it is depthwise, and the check of their two tensor inputs.
+template <class T>
+class ConvKernelBase : public Kernel {
+ public:
+  ConvKernelBase(const char* op, WindowAttrs w, bool depthwise) : op_(op), w_(w), depthwise_(depthwise) {}
+
+ protected:
+  Status check_dtypes(const Tensor& a, const Tensor& b) const {
+    if (holds<T>(a) && holds<T>(b)) return ok_status();
+    const Tensor* inputs[] = {&a, &b};
+    return input_dtype_error(op_, dtype_v<T>, inputs, 2);
+  }
+
+  Expected<ConvGeometry> geometry(const Shape& input, const Shape& filter) const {
+    return conv_geometry(op_, w_, input, filter, depthwise_);
+  }
+
+  const char* op_;
+  WindowAttrs w_;
+  bool depthwise_;
+};
+
 // Conv2D and DepthwiseConv2dNative.
 template <class T>
-class ConvKernel final : public Kernel {
+class ConvKernel final : public ConvKernelBase<T> {
  public:
-  ConvKernel(const char* op, WindowAttrs w, bool depthwise) : op_(op), w_(w), depthwise_(depthwise) {}
+  using ConvKernelBase<T>::ConvKernelBase;
 
   Status compute(KernelContext& ctx) const override {
     const Tensor& input = ctx.input(0);
     const Tensor& filter = ctx.input(1);
-    if (!holds<T>(input) || !holds<T>(filter)) {
-      const Tensor* inputs[] = {&input, &filter};
-      return input_dtype_error(op_, dtype_v<T>, inputs, 2);
-    }
-    TF_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(op_, w_, input.shape(), filter.shape(), depthwise_));
+    TF_RETURN_IF_ERROR(this->check_dtypes(input, filter));
+    TF_ASSIGN_OR_RETURN(ConvGeometry g, this->geometry(input.shape(), filter.shape()));
     Tensor out = Tensor::uninitialized(dtype_v<T>, g.out_shape());
     if (out.num_elements() > 0) {
       const int64_t p = g.out_pixels();
-      const FilterArg<T> f{filter.data<T>(), depthwise_};
+      const FilterArg<T> f{filter.data<T>(), this->depthwise_};
       T* y = out.mutable_data<T>();
       if (is_pointwise(g)) {
         apply_filter(g, f, input.data<T>(), g.batch * p, y);
@@ -200,33 +220,25 @@ class ConvKernel final : public Kernel {
     return ok_status();
   }
 
- private:
-  const char* op_;
-  WindowAttrs w_;
-  bool depthwise_;
 };
 
 // dx = col2im(dy * filter^T).
 template <class T>
-class ConvBackpropInputKernel final : public Kernel {
+class ConvBackpropInputKernel final : public ConvKernelBase<T> {
  public:
-  ConvBackpropInputKernel(const char* op, WindowAttrs w, bool depthwise)
-      : op_(op), w_(w), depthwise_(depthwise) {}
+  using ConvKernelBase<T>::ConvKernelBase;
 
   Status compute(KernelContext& ctx) const override {
     const Tensor& filter = ctx.input(1);
     const Tensor& dy = ctx.input(2);
-    if (!holds<T>(filter) || !holds<T>(dy)) {
-      const Tensor* inputs[] = {&filter, &dy};
-      return input_dtype_error(op_, dtype_v<T>, inputs, 2);
-    }
-    TF_ASSIGN_OR_RETURN(Shape in_shape, read_shape4(op_, "input_sizes", ctx.input(0)));
-    TF_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(op_, w_, in_shape, filter.shape(), depthwise_));
-    TF_RETURN_IF_ERROR(check_out_backprop(op_, g, dy));
+    TF_RETURN_IF_ERROR(this->check_dtypes(filter, dy));
+    TF_ASSIGN_OR_RETURN(Shape in_shape, read_shape4(this->op_, "input_sizes", ctx.input(0)));
+    TF_ASSIGN_OR_RETURN(ConvGeometry g, this->geometry(in_shape, filter.shape()));
+    TF_RETURN_IF_ERROR(check_out_backprop(this->op_, g, dy));
     Tensor dx(dtype_v<T>, in_shape);  // zeros: col2im adds into it
     if (dx.num_elements() > 0 && dy.num_elements() > 0) {
       const int64_t k = g.patch_size(), p = g.out_pixels();
-      const FilterArg<T> f{filter.data<T>(), depthwise_};
+      const FilterArg<T> f{filter.data<T>(), this->depthwise_};
       T* x = dx.mutable_data<T>();
       const T* d = dy.data<T>();
       if (is_pointwise(g)) {
@@ -243,39 +255,31 @@ class ConvBackpropInputKernel final : public Kernel {
     return ok_status();
   }
 
- private:
-  const char* op_;
-  WindowAttrs w_;
-  bool depthwise_;
 };
 
 // dfilter = sum over the batch of im2col(input)^T * dy.
 template <class T>
-class ConvBackpropFilterKernel final : public Kernel {
+class ConvBackpropFilterKernel final : public ConvKernelBase<T> {
  public:
-  ConvBackpropFilterKernel(const char* op, WindowAttrs w, bool depthwise)
-      : op_(op), w_(w), depthwise_(depthwise) {}
+  using ConvKernelBase<T>::ConvKernelBase;
 
   Status compute(KernelContext& ctx) const override {
     const Tensor& input = ctx.input(0);
     const Tensor& dy = ctx.input(2);
-    if (!holds<T>(input) || !holds<T>(dy)) {
-      const Tensor* inputs[] = {&input, &dy};
-      return input_dtype_error(op_, dtype_v<T>, inputs, 2);
-    }
-    TF_ASSIGN_OR_RETURN(Shape filter_shape, read_shape4(op_, "filter_sizes", ctx.input(1)));
-    TF_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(op_, w_, input.shape(), filter_shape, depthwise_));
-    TF_RETURN_IF_ERROR(check_out_backprop(op_, g, dy));
+    TF_RETURN_IF_ERROR(this->check_dtypes(input, dy));
+    TF_ASSIGN_OR_RETURN(Shape filter_shape, read_shape4(this->op_, "filter_sizes", ctx.input(1)));
+    TF_ASSIGN_OR_RETURN(ConvGeometry g, this->geometry(input.shape(), filter_shape));
+    TF_RETURN_IF_ERROR(check_out_backprop(this->op_, g, dy));
     Tensor df(dtype_v<T>, filter_shape);  // zeros: the sum of an empty batch
     if (dy.num_elements() > 0) {
       const int64_t p = g.out_pixels();
       T* f = df.mutable_data<T>();
       const T* d = dy.data<T>();
       if (is_pointwise(g)) {
-        add_filter_gradient(g, depthwise_, input.data<T>(), d, g.batch * p, f);
+        add_filter_gradient(g, this->depthwise_, input.data<T>(), d, g.batch * p, f);
       } else {
         for_each_chunk<T>(g, input.data<T>(), true, [&](int64_t b0, int64_t n, const T* cols) {
-          add_filter_gradient(g, depthwise_, cols, d + b0 * p * g.out_c, n * p, f);
+          add_filter_gradient(g, this->depthwise_, cols, d + b0 * p * g.out_c, n * p, f);
         });
       }
     }
@@ -283,10 +287,6 @@ class ConvBackpropFilterKernel final : public Kernel {
     return ok_status();
   }
 
- private:
-  const char* op_;
-  WindowAttrs w_;
-  bool depthwise_;
 };
 
 template <template <class> class Kern>

@@ -61,34 +61,56 @@ void for_each_window(const ConvGeometry& g, F&& f) {
       }
 }
 
-template <class T>
-class MaxPoolKernel final : public Kernel {
- public:
-  explicit MaxPoolKernel(WindowAttrs w) : w_(w) {}
-
-  Status compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    if (!holds<T>(x)) {
-      const Tensor* inputs[] = {&x};
-      return input_dtype_error("MaxPool", dtype_v<T>, inputs, 1);
-    }
-    TF_ASSIGN_OR_RETURN(ConvGeometry g, pool_geometry("MaxPool", w_, x.shape()));
-    Tensor out = Tensor::uninitialized(dtype_v<T>, g.out_shape());
-    const int64_t c = g.in_c;
-    const T* in = x.data<T>();
-    T* y = out.mutable_data<T>();
-    for_each_window(g, [&](int64_t b, int64_t pixel, const std::vector<int64_t>& taps) {
-      Eigen::Map<Vec<T>> o(y + (b * g.out_pixels() + pixel) * c, c);
-      const T* image = in + b * g.in_image_size();
-      o = Eigen::Map<const Vec<T>>(image + taps[0] * c, c);
-      for (size_t t = 1; t < taps.size(); ++t) o = o.max(Eigen::Map<const Vec<T>>(image + taps[t] * c, c));
-    });
-    ctx.set_output(0, std::move(out));
-    return ok_status();
+// MaxPool and AvgPool: one output pixel per window, each channel the
+// window's maximum or mean.
+struct MaxOfWindow {
+  static constexpr const char* kName = "MaxPool";
+  template <class Out, class T>
+  static void reduce(Out& o, const T* image, const std::vector<int64_t>& taps, int64_t c) {
+    o = Eigen::Map<const Vec<T>>(image + taps[0] * c, c);
+    for (size_t t = 1; t < taps.size(); ++t) o = o.max(Eigen::Map<const Vec<T>>(image + taps[t] * c, c));
   }
+};
 
- private:
-  WindowAttrs w_;
+struct MeanOfWindow {
+  static constexpr const char* kName = "AvgPool";
+  template <class Out, class T>
+  static void reduce(Out& o, const T* image, const std::vector<int64_t>& taps, int64_t c) {
+    o.setZero();
+    for (int64_t t : taps) o += Eigen::Map<const Vec<T>>(image + t * c, c);
+    o /= static_cast<T>(taps.size());
+  }
+};
+
+template <class Window>
+struct PoolOf {
+  template <class T>
+  class Kernel final : public ops::Kernel {
+   public:
+    explicit Kernel(WindowAttrs w) : w_(w) {}
+
+    Status compute(KernelContext& ctx) const override {
+      const Tensor& x = ctx.input(0);
+      if (!holds<T>(x)) {
+        const Tensor* inputs[] = {&x};
+        return input_dtype_error(Window::kName, dtype_v<T>, inputs, 1);
+      }
+      TF_ASSIGN_OR_RETURN(ConvGeometry g, pool_geometry(Window::kName, w_, x.shape()));
+      Tensor out = Tensor::uninitialized(dtype_v<T>, g.out_shape());
+      const int64_t c = g.in_c;
+      const T* in = x.data<T>();
+      T* y = out.mutable_data<T>();
+      for_each_window(g, [&](int64_t b, int64_t pixel, const std::vector<int64_t>& taps) {
+        Eigen::Map<Vec<T>> o(y + (b * g.out_pixels() + pixel) * c, c);
+        Window::reduce(o, in + b * g.in_image_size(), taps, c);
+      });
+      ctx.set_output(0, std::move(out));
+      return ok_status();
+    }
+
+   private:
+    WindowAttrs w_;
+  };
 };
 
 template <class T>
@@ -130,37 +152,6 @@ class MaxPoolGradKernel final : public Kernel {
       for (int64_t ch = 0; ch < c; ++ch) dx_image[arg[ch] * c + ch] += g_row[ch];
     });
     ctx.set_output(0, std::move(dx));
-    return ok_status();
-  }
-
- private:
-  WindowAttrs w_;
-};
-
-template <class T>
-class AvgPoolKernel final : public Kernel {
- public:
-  explicit AvgPoolKernel(WindowAttrs w) : w_(w) {}
-
-  Status compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    if (!holds<T>(x)) {
-      const Tensor* inputs[] = {&x};
-      return input_dtype_error("AvgPool", dtype_v<T>, inputs, 1);
-    }
-    TF_ASSIGN_OR_RETURN(ConvGeometry g, pool_geometry("AvgPool", w_, x.shape()));
-    Tensor out = Tensor::uninitialized(dtype_v<T>, g.out_shape());
-    const int64_t c = g.in_c;
-    const T* in = x.data<T>();
-    T* y = out.mutable_data<T>();
-    for_each_window(g, [&](int64_t b, int64_t pixel, const std::vector<int64_t>& taps) {
-      Eigen::Map<Vec<T>> o(y + (b * g.out_pixels() + pixel) * c, c);
-      const T* image = in + b * g.in_image_size();
-      o.setZero();
-      for (int64_t t : taps) o += Eigen::Map<const Vec<T>>(image + t * c, c);
-      o /= static_cast<T>(taps.size());
-    });
-    ctx.set_output(0, std::move(out));
     return ok_status();
   }
 
@@ -232,7 +223,7 @@ void register_pooling_ops(OpRegistry& r) {
                           .attr("explicit_paddings", "list(int)", AttrList{})
                           .input("input: T")
                           .output("output: T")
-                          .kernel(pool_factory<MaxPoolKernel, float, double, int32_t, int64_t>(
+                          .kernel(pool_factory<PoolOf<MaxOfWindow>::Kernel, float, double, int32_t, int64_t>(
                               "MaxPool")));
   register_builtin(r, pool_def("MaxPoolGrad", real_types())
                           .attr("explicit_paddings", "list(int)", AttrList{})
@@ -245,7 +236,7 @@ void register_pooling_ops(OpRegistry& r) {
   register_builtin(r, pool_def("AvgPool", float_types())
                           .input("value: T")
                           .output("output: T")
-                          .kernel(pool_factory<AvgPoolKernel, float, double>("AvgPool")));
+                          .kernel(pool_factory<PoolOf<MeanOfWindow>::Kernel, float, double>("AvgPool")));
   register_builtin(r, pool_def("AvgPoolGrad", float_types())
                           .input("orig_input_shape: int32")
                           .input("grad: T")
