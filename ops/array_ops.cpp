@@ -417,6 +417,7 @@ void register_array_ops(OpRegistry& r) {
   register_linspace_empty_ops(r);
   register_unique_op(r);
   register_summary_ops(r);
+  register_parsing_ops(r);
 }
 
 }  // namespace tagflow::ops

@@ -13,8 +13,9 @@
 // GatherNd, OneHot), scatter_nd_op.cpp (ScatterNd), unique_op.cpp (Unique),
 // reverse_op.cpp (ReverseV2), linspace_empty_ops.cpp (LinSpace, Empty),
 // pad_ops.cpp (Pad, PadV2) and reverse_sequence_op.cpp (ReverseSequence).
-// The family's registration also brings in ScalarSummary (summary_ops.cpp),
-// which like the array ops only rearranges values.
+// The family's registration also brings in ScalarSummary (summary_ops.cpp)
+// and the tf.Example parsing ops (parse_example_ops.cpp), which like the
+// array ops only rearrange values.
 // Kernels are immutable after creation; compute() is const and reentrant.
 #pragma once
 
@@ -38,6 +39,8 @@ void register_reverse_op(OpRegistry& r);
 void register_linspace_empty_ops(OpRegistry& r);
 void register_unique_op(OpRegistry& r);
 void register_summary_ops(OpRegistry& r);
+// parse_example_ops.cpp: ParseExample, ParseExampleV2, ParseSingleExample.
+void register_parsing_ops(OpRegistry& r);
 
 // The dtypes TensorFlow allows for shape, axis and perm arguments.
 inline const std::vector<DType>& index_dtypes() {
