@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "actors/saved_model.hpp"
+#include "ops/proto/example.pb.h"
 #include "ops/tensor_bundle.hpp"
 #include "session_test_util.hpp"
 
@@ -84,9 +86,62 @@ Tensor read_weight(const std::string& prefix, const std::string& name) {
   return std::move(t).value();
 }
 
+// A serialized tf.Example with float feature "x" (none: without it).
+std::string example_of_x(std::optional<float> x) {
+  example::Example e;
+  auto& features = *e.mutable_features()->mutable_feature();
+  features["unrelated"].mutable_bytes_list()->add_value("ignored");
+  if (x) features["x"].mutable_float_list()->add_value(*x);
+  std::string out;
+  BOOST_REQUIRE(e.SerializeToString(&out));
+  return out;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(saved_model)
+
+// The signatures that read serialized tf.Examples: ParseExample in TF 1's
+// graph, ParseExampleV2 inside TF 2's library functions. The generator
+// script: x is a required float [1] feature, y = 0.5 x + 2, y2 = 0.5 x + 3,
+// classify's scores are y.
+BOOST_AUTO_TEST_CASE(tf_example_signatures_of_tf1_and_tf2_half_plus_two) {
+  const std::vector<float> xs = {0.0f, 1.5f, -3.0f, 10.0f};
+  std::vector<std::string> batch;
+  for (float x : xs) batch.push_back(example_of_x(x));
+  struct SignatureCase {
+    const char* signature;
+    const char* output;
+    float b;
+  };
+  const std::vector<SignatureCase> signatures = {
+      {"regress_x_to_y", "outputs", 2.0f}, {"regress_x_to_y2", "outputs", 3.0f}, {"classify_x_to_y", "scores", 2.0f}};
+  for (const char* name : {"saved_model_half_plus_two_cpu", "saved_model_half_plus_two_tf2_cpu"}) {
+    for (const auto& m : testing::modes()) {
+      BOOST_TEST_CONTEXT(name << ", " << m.name) {
+        auto model = load(model_dir(name), m);
+        for (const SignatureCase& sig : signatures) {
+          BOOST_TEST_CONTEXT(sig.signature) {
+            auto out = must_call(*model, sig.signature, {{"inputs", Tensor::vector<std::string>(batch)}});
+            const Tensor& y = output(out, sig.output);
+            BOOST_TEST(y.shape().to_string() == "[4,1]");
+            BOOST_REQUIRE_EQUAL(y.num_elements(), 4);
+            for (size_t i = 0; i < xs.size(); ++i) BOOST_TEST(y.data<float>()[i] == 0.5f * xs[i] + sig.b);
+            auto one = must_call(*model, sig.signature, {{"inputs", Tensor::vector<std::string>({batch[1]})}});
+            BOOST_TEST(scalar_of(output(one, sig.output)) == 0.5f * xs[1] + sig.b);
+          }
+        }
+        // x has no default: an example without it is an error naming both.
+        auto missing = model->run_signature(
+            "regress_x_to_y", {{"inputs", Tensor::vector<std::string>({batch[0], example_of_x(std::nullopt)})}});
+        BOOST_REQUIRE(!missing.ok());
+        BOOST_TEST(missing.status().to_string().find("example 1: dense feature 'x' (float32 [1]) is missing") !=
+                       std::string::npos,
+                   missing.status().to_string());
+      }
+    }
+  }
+}
 
 BOOST_AUTO_TEST_CASE(tf1_half_plus_two_serves_every_float_signature) {
   for (const auto& m : testing::modes()) {
