@@ -59,10 +59,11 @@ struct RunArgs {
   std::string memory_limit;          // "4G"; empty: unset
   int64_t steps = 1;                 // the step (fetches, targets) runs this many times
   // A SavedModel directory as GRAPH: the meta graph's tag, the signature to
-  // run, its inputs (KEY=VALUE), and where to save the variables after.
+  // run, its inputs (KEY=VALUE, KEY=@FILE, tf.Examples), and where to save the variables after.
   std::string tag = "serve";
   std::string signature = "serving_default";
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs;   // KEY=LITERAL or KEY=@FILE (a string's bytes)
+  std::vector<std::string> examples; // KEY=FEATURES: one serialized tf.Example each, stacked per KEY
   std::string checkpoint;            // restore from here instead of DIR/variables/variables
   std::string save;                  // checkpoint prefix written after the steps; empty: none
 };

@@ -161,7 +161,8 @@ int run_graph(const RunArgs& args) {
   if (args.fetches.empty() && args.targets.empty())
     return fail(Status(ops::Error::invalid_argument, "run: give --fetch or --target (what the step computes)"));
   const std::pair<const char*, bool> saved_model_flags[] = {
-      {"--input", !args.inputs.empty()}, {"--checkpoint", !args.checkpoint.empty()}};
+      {"--input", !args.inputs.empty()}, {"--example", !args.examples.empty()},
+      {"--checkpoint", !args.checkpoint.empty()}};
   for (const auto& [flag, given] : saved_model_flags)
     if (given)
       return fail(Status(ops::Error::invalid_argument,

@@ -1,10 +1,14 @@
 // `tagflow run DIR` and `tagflow inspect DIR` on a SavedModel directory.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "actors/saved_model.hpp"
 #include "graph/saved_model.hpp"
+#include "ops/example.hpp"
 #include "ops/tensor_literal.hpp"
 #include "tools/commands.hpp"
 
@@ -16,30 +20,89 @@ std::string tensor_line(const graph::SignatureTensor& t) {
   return fmt::format("{} -> {}  {} {}", t.key, t.tensor, ops::dtype_name(t.dtype), t.shape.to_string());
 }
 
-// KEY=VALUE, VALUE a literal of the dtype the signature gives KEY.
-ops::Expected<actors::NamedTensors> parse_inputs(const graph::Signature& sig, const std::vector<std::string>& texts) {
+// The input `key` of `sig`, or an error naming the flag and listing the
+// signature's inputs.
+ops::Expected<const graph::SignatureTensor*> declared_input(const graph::Signature& sig, const std::string& key,
+                                                            const char* flag) {
+  for (const auto& t : sig.inputs)
+    if (t.key == key) return &t;
+  std::string keys;
+  for (const auto& t : sig.inputs) keys += (keys.empty() ? "" : ", ") + t.key;
+  return Status(ops::Error::invalid_argument,
+                fmt::format("{} {}: signature '{}' has no input '{}' (inputs: {})", flag, ops::abbreviate(key),
+                            sig.name, ops::abbreviate(key), keys.empty() ? "none" : keys));
+}
+
+// KEY=TEXT split at the first '='.
+ops::Expected<std::pair<std::string, std::string>> key_and_text(const std::string& text, const char* flag,
+                                                                const char* form) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return Status(ops::Error::invalid_argument,
+                  fmt::format("{} '{}' is not {}", flag, ops::abbreviate(text), form));
+  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
+
+// The bytes of `path` as one string element: a scalar if the signature
+// declares a scalar, else a vector of one.
+ops::Expected<ops::Tensor> file_input(const graph::Signature& sig, const graph::SignatureTensor& declared,
+                                      const std::string& path) {
+  if (declared.dtype != ops::DType::string)
+    return Status(ops::Error::invalid_argument,
+                  fmt::format("--input {}=@{}: signature '{}' declares {} {}, and a file gives a string",
+                              declared.key, path, sig.name, ops::dtype_name(declared.dtype),
+                              declared.shape.to_string()));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  if (!in || !(bytes << in.rdbuf()))
+    return Status(ops::Error::not_found,
+                  fmt::format("--input {}=@{}: cannot read the file", declared.key, path));
+  const bool scalar = !declared.shape.unknown_rank && declared.shape.dims.empty();
+  return scalar ? ops::Tensor::string_scalar(bytes.str()) : ops::Tensor::vector<std::string>({bytes.str()});
+}
+
+// --input KEY=VALUE (VALUE a literal of the dtype the signature gives KEY,
+// or @FILE) and --example KEY=FEATURES (one serialized tf.Example per flag,
+// the examples of one KEY stacked into a string vector in order).
+ops::Expected<actors::NamedTensors> parse_inputs(const graph::Signature& sig, const std::vector<std::string>& texts,
+                                                 const std::vector<std::string>& examples) {
   actors::NamedTensors inputs;
   for (const std::string& text : texts) {
-    size_t eq = text.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Status(ops::Error::invalid_argument, "--input '" + ops::abbreviate(text) + "' is not KEY=VALUE");
-    std::string key = text.substr(0, eq);
-    const graph::SignatureTensor* declared = nullptr;
-    for (const auto& t : sig.inputs)
-      if (t.key == key) declared = &t;
-    if (declared == nullptr) {
-      std::string keys;
-      for (const auto& t : sig.inputs) keys += (keys.empty() ? "" : ", ") + t.key;
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("--input {}: signature '{}' has no input '{}' (inputs: {})", ops::abbreviate(key),
-                                sig.name, ops::abbreviate(key), keys.empty() ? "none" : keys));
+    TF_ASSIGN_OR_RETURN(auto kv, key_and_text(text, "--input", "KEY=VALUE"));
+    TF_ASSIGN_OR_RETURN(const graph::SignatureTensor* declared, declared_input(sig, kv.first, "--input"));
+    if (!kv.second.empty() && kv.second[0] == '@') {
+      TF_ASSIGN_OR_RETURN(ops::Tensor value, file_input(sig, *declared, kv.second.substr(1)));
+      inputs.emplace_back(std::move(kv.first), std::move(value));
+      continue;
     }
-    auto value = ops::parse_tensor_literal(text.substr(eq + 1), declared->dtype);
+    auto value = ops::parse_tensor_literal(kv.second, declared->dtype);
     if (!value.ok())
-      return value.status().with_prefix(fmt::format("--input {}: signature '{}' declares {} {}: ", key, sig.name,
+      return value.status().with_prefix(fmt::format("--input {}: signature '{}' declares {} {}: ", kv.first, sig.name,
                                                     ops::dtype_name(declared->dtype),
                                                     declared->shape.to_string()));
-    inputs.emplace_back(std::move(key), std::move(value).value());
+    inputs.emplace_back(std::move(kv.first), std::move(value).value());
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> batches;  // by key, in order
+  for (const std::string& text : examples) {
+    TF_ASSIGN_OR_RETURN(auto kv, key_and_text(text, "--example", "KEY=FEATURES"));
+    TF_ASSIGN_OR_RETURN(const graph::SignatureTensor* declared, declared_input(sig, kv.first, "--example"));
+    if (declared->dtype != ops::DType::string)
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("--example {}: signature '{}' declares {} {}, not the string of serialized "
+                                "tf.Examples",
+                                kv.first, sig.name, ops::dtype_name(declared->dtype), declared->shape.to_string()));
+    auto bytes = ops::serialized_example(kv.second);
+    if (!bytes.ok()) return bytes.status().with_prefix(fmt::format("--example {}: ", kv.first));
+    auto batch = std::find_if(batches.begin(), batches.end(), [&](const auto& b) { return b.first == kv.first; });
+    if (batch == batches.end()) batch = batches.insert(batches.end(), {kv.first, {}});
+    batch->second.push_back(std::move(bytes).value());
+  }
+  for (auto& batch : batches) {
+    const std::string& key = batch.first;
+    if (std::any_of(inputs.begin(), inputs.end(), [&](const auto& in) { return in.first == key; }))
+      return Status(ops::Error::invalid_argument,
+                    fmt::format("input '{}' is given by both --input and --example", key));
+    inputs.emplace_back(key, ops::Tensor::vector<std::string>(batch.second));
   }
   return inputs;
 }
@@ -49,8 +112,8 @@ ops::Expected<actors::NamedTensors> parse_inputs(const graph::Signature& sig, co
 int run_saved_model(const RunArgs& args) {
   if (!args.feeds.empty() || !args.inits.empty() || !args.targets.empty())
     return fail(Status(ops::Error::invalid_argument,
-                       "run: a SavedModel takes --input KEY=VALUE for its signature's inputs, not --feed, --init or "
-                       "--target"));
+                       "run: a SavedModel takes --input KEY=VALUE or --example KEY=FEATURES for its signature's "
+                       "inputs, not --feed, --init or --target"));
   auto options = session_options(args);
   if (!options.ok()) return fail(options.status());
   actors::SavedModelOptions load;
@@ -61,7 +124,7 @@ int run_saved_model(const RunArgs& args) {
   if (!model.ok()) return fail(model.status());
   auto sig = actors::find_signature((*model)->info(), args.signature);
   if (!sig.ok()) return fail(sig.status().with_prefix(args.graph + ": "));
-  auto inputs = parse_inputs(**sig, args.inputs);
+  auto inputs = parse_inputs(**sig, args.inputs, args.examples);
   if (!inputs.ok()) return fail(inputs.status());
   for (int64_t step = 1; step <= args.steps; ++step) {
     auto outputs = (*model)->run_signature(args.signature, *inputs);

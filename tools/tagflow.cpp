@@ -117,7 +117,13 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--tag", run.tag, "SavedModel: the meta graph's tag (default: serve)");
   run_cmd->add_option("--signature", run.signature, "SavedModel: the signature to run (default: serving_default)");
   run_cmd->add_option("--input", run.inputs,
-                      "SavedModel: KEY=VALUE, an input of the signature by its key, VALUE a literal of its dtype");
+                      "SavedModel: KEY=VALUE, an input of the signature by its key, VALUE a literal of its dtype; "
+                      "KEY=@FILE: a string input holding the bytes of FILE");
+  run_cmd->add_option("--example", run.examples,
+                      "SavedModel: KEY=FEATURES, a serialized tf.Example for a string input: "
+                      "x=1.5;n=[1,2];s=\"text\" (a float_list, an int64_list, a bytes_list), or a text-format "
+                      "Example (features { feature { key: \"x\" value { float_list { value: 1.5 } } } }); "
+                      "repeat it for a batch of examples");
   run_cmd->add_option("--checkpoint", run.checkpoint,
                       "SavedModel: restore from this checkpoint prefix (default: DIR/variables/variables)");
   run_cmd->add_option("--save", run.save,

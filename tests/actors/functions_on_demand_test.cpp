@@ -161,8 +161,8 @@ BOOST_AUTO_TEST_CASE(a_case_index_that_is_not_a_scalar_is_an_error) {
 // The TF2 half_plus_two SavedModel: the serving signature calls
 // __inference_signature_wrapper_predict → __inference_predict, which reads
 // the resource variables a and b. Its library also holds the saver's
-// functions and ParseExampleV2 (which tagflow lacks), which the serving
-// path never calls.
+// functions and the tf.Example signatures' ParseExampleV2, which the
+// serving path never calls.
 const std::string kHalfPlusTwo = std::string(TAGFLOW_TEST_DATA) + "/savedmodels/saved_model_half_plus_two_tf2_cpu/00000123";
 
 BOOST_AUTO_TEST_CASE(the_tf2_half_plus_two_savedmodel_serves_y_equals_half_x_plus_two) {
