@@ -229,6 +229,8 @@ Status parse_examples(KernelContext& ctx, const Tensor& serialized, const Tensor
   if (batched ? serialized.rank() != 1 : serialized.rank() != 0)
     return Status(Error::invalid_argument, fmt::format("serialized must be a {}, got shape {}",
                                                        batched ? "vector" : "scalar", serialized.shape().to_string()));
+  if (names.valid() && names.dtype() != DType::string)
+    return Status(Error::invalid_argument, "names must be string, not " + dtype_name(names.dtype()));
   if (names.valid() && names.num_elements() != 0 && names.shape() != serialized.shape())
     return Status(Error::invalid_argument, fmt::format("names has shape {}, serialized {}: they must match (or names "
                                                        "be empty)",
