@@ -17,6 +17,10 @@ using ops::Status;
 // Prints "tagflow: <error>" to stderr; returns the exit code 1.
 int fail(const Status& s);
 
+// Prints a fetched or returned tensor: "NAME = VALUES  (DTYPE, shape SHAPE)",
+// at most `max_print` elements.
+void print_tensor(const std::string& name, const ops::Tensor& t, int64_t max_print);
+
 // With `fetches`, also which library functions those fetches reach.
 int inspect_graph(const std::string& path, const std::vector<std::string>& fetches = {});
 // Prints docs/ops.md: every registered op, its signature, attrs and kernel.

@@ -147,14 +147,10 @@ void explain_dead(const trace::Trace& t, const std::vector<std::string>& nodes) 
 
 }  // namespace
 
-namespace {
-
 void print_tensor(const std::string& name, const ops::Tensor& t, int64_t max_print) {
   std::printf("%s = %s  (%s, shape %s)\n", name.c_str(), t.values_string(max_print).c_str(),
               ops::dtype_name(t.dtype()).c_str(), t.shape().to_string().c_str());
 }
-
-}  // namespace
 
 int run_graph(const RunArgs& args) {
   if (graph::is_saved_model_dir(args.graph)) return run_saved_model(args);

@@ -130,14 +130,12 @@ int run_saved_model(const RunArgs& args) {
     auto outputs = (*model)->run_signature(args.signature, *inputs);
     if (!outputs.ok()) return fail(outputs.status());
     if (args.steps > 1) std::printf("step %lld:\n", static_cast<long long>(step));
-    for (const auto& [key, t] : *outputs)
-      std::printf("%s = %s  (%s, shape %s)\n", key.c_str(), t.values_string(args.max_print).c_str(),
-                  ops::dtype_name(t.dtype()).c_str(), t.shape().to_string().c_str());
+    for (const auto& [key, t] : *outputs) print_tensor(key, t, args.max_print);
     if (!args.fetches.empty()) {
       auto extra = (*model)->session().run({}, args.fetches);
       if (!extra.ok()) return fail(extra.status());
       for (size_t i = 0; i < args.fetches.size(); ++i)
-        std::printf("%s = %s\n", args.fetches[i].c_str(), (*extra)[i].values_string(args.max_print).c_str());
+        print_tensor(args.fetches[i], (*extra)[i], args.max_print);
     }
   }
   if (!args.save.empty()) {
