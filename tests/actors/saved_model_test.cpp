@@ -167,10 +167,16 @@ BOOST_AUTO_TEST_CASE(tf2_half_plus_two_restores_resource_variables_inside_a_func
     BOOST_TEST_CONTEXT(m.name) {
       auto model = load(model_dir("saved_model_half_plus_two_tf2_cpu"), m);
       BOOST_TEST(model->info().init_op == "NoOp");
-      auto y = must_call(*model, "serving_default", {{"x", Tensor::vector<float>({1.0f})}});
-      BOOST_TEST(scalar_of(output(y, "y")) == 2.5f);
-      auto y3 = must_call(*model, "regress_x2_to_y3", {{"inputs", Tensor::vector<float>({2.0f})}});
-      BOOST_TEST(scalar_of(output(y3, "outputs")) == 4.0f);
+      for (float x : {1.0f, -2.0f, 0.0f, 7.5f}) {
+        BOOST_TEST_CONTEXT("x = " << x) {
+          auto y = must_call(*model, "serving_default", {{"x", Tensor::vector<float>({x})}});
+          BOOST_TEST(scalar_of(output(y, "y")) == 0.5f * x + 2.0f);
+          auto y3 = must_call(*model, "regress_x2_to_y3", {{"inputs", Tensor::vector<float>({x})}});
+          BOOST_TEST(scalar_of(output(y3, "outputs")) == 0.5f * x + 3.0f);
+          auto scores = must_call(*model, "classify_x2_to_y3", {{"inputs", Tensor::vector<float>({x})}});
+          BOOST_TEST(scalar_of(output(scores, "scores")) == 0.5f * x + 3.0f);
+        }
+      }
     }
   }
 }
