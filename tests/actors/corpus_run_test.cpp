@@ -101,4 +101,24 @@ BOOST_AUTO_TEST_CASE(partial_device_names_run_on_the_local_partition) {
   }
 }
 
+// A partition TensorFlow dumped on its own: its Empty runs, and its _Send,
+// whose _Recv is in a partition the file does not hold, is refused with the
+// key no one receives (not left waiting).
+BOOST_AUTO_TEST_CASE(a_lone_partition_runs_up_to_its_send) {
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(load_corpus("mlir_partition_send_tpu.pbtxt"), m);
+      auto out = must_run(*s, {}, {"Empty"});
+      BOOST_TEST((out[0].dtype() == ops::DType::bfloat16));
+      BOOST_TEST((out[0].shape() == ops::Shape({128, 128})));
+      auto sent = s->run({}, {}, {"Empty/_0"});
+      BOOST_REQUIRE(!sent.ok());
+      BOOST_TEST(sent.status().to_string().find("no _Recv takes key 'edge_5_Empty'") != std::string::npos,
+                 sent.status().to_string());
+      // The session is still usable.
+      BOOST_TEST(must_run(*s, {}, {"Empty"})[0].num_elements() == 128 * 128);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
