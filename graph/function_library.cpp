@@ -96,55 +96,6 @@ Status substitute_placeholders(ops::AttrValue& v, const ops::AttrMap& call_attrs
 
 // The output arguments of a body node: (name, number of tensors) in order;
 // nullopt when the op is unknown (its outputs cannot be named).
-using OutputLayout = std::vector<std::pair<std::string, int>>;
-
-Expected<std::optional<OutputLayout>> output_layout(const Node& n, const FunctionLibrary& lib,
-                                                    const std::string& where) {
-  OutputLayout layout;
-  if (const ops::OpDef* def = ops::OpRegistry::global().find(n.op)) {
-    ops::AttrMap attrs = n.attrs;
-    for (const ops::AttrSpec& s : def->attrs())
-      if (s.default_value && attrs.count(s.name) == 0) attrs.emplace(s.name, *s.default_value);
-    for (const ops::ArgSpec& a : def->outputs()) {
-      // `N * T` counts N; a type list (which an OpDef may spell `x: T` when
-      // T is a list(type) attr) counts its types.
-      int count = 1;
-      auto missing = [&](const std::string& key) {
-        return Status(Error::invalid_graph, where + "node " + quoted(n.name) + " (" + n.op +
-                                                ") has no attr " + quoted(key));
-      };
-      if (!a.number_attr.empty()) {
-        const ops::AttrValue* v = find_attr(attrs, a.number_attr);
-        const int64_t* num = v ? v->get_if<int64_t>() : nullptr;
-        if (num == nullptr) return missing(a.number_attr);
-        count = static_cast<int>(*num);
-      } else {
-        const std::string& key = a.type_list_attr.empty() ? a.type_attr : a.type_list_attr;
-        const ops::AttrValue* v = key.empty() ? nullptr : find_attr(attrs, key);
-        const ops::AttrList* list = v ? v->get_if<ops::AttrList>() : nullptr;
-        if (list != nullptr) {
-          count = static_cast<int>(list->type.size());
-        } else if (!a.type_list_attr.empty()) {
-          return missing(a.type_list_attr);
-        }
-      }
-      layout.emplace_back(a.name, count);
-    }
-    return std::optional<OutputLayout>(std::move(layout));
-  }
-  if (const tensorflow::FunctionDef* f = lib.find(n.op)) {
-    ops::AttrMap attrs = with_signature_defaults(*f, n.attrs);
-    for (const auto& a : f->signature().output_arg()) {
-      TF_ASSIGN_OR_RETURN(std::vector<DType> t,
-                          arg_def_types(a, attrs, where + "node " + quoted(n.name) + " calls " +
-                                                      quoted(n.op) + ": "));
-      layout.emplace_back(a.name(), static_cast<int>(t.size()));
-    }
-    return std::optional<OutputLayout>(std::move(layout));
-  }
-  return std::optional<OutputLayout>();
-}
-
 std::string layout_names(const OutputLayout& layout) {
   std::string s;
   for (const auto& [name, count] : layout) s += (s.empty() ? "" : ", ") + name;
@@ -283,6 +234,53 @@ Expected<Node> body_node(const tensorflow::NodeDef& def, const ops::AttrMap& cal
 }
 
 }  // namespace
+
+Expected<std::optional<OutputLayout>> output_layout(const Node& n, const FunctionLibrary& lib,
+                                                    const std::string& where) {
+  OutputLayout layout;
+  if (const ops::OpDef* def = ops::OpRegistry::global().find(n.op)) {
+    ops::AttrMap attrs = n.attrs;
+    for (const ops::AttrSpec& s : def->attrs())
+      if (s.default_value && attrs.count(s.name) == 0) attrs.emplace(s.name, *s.default_value);
+    for (const ops::ArgSpec& a : def->outputs()) {
+      // `N * T` counts N; a type list (which an OpDef may spell `x: T` when
+      // T is a list(type) attr) counts its types.
+      int count = 1;
+      auto missing = [&](const std::string& key) {
+        return Status(Error::invalid_graph, where + "node " + quoted(n.name) + " (" + n.op +
+                                                ") has no attr " + quoted(key));
+      };
+      if (!a.number_attr.empty()) {
+        const ops::AttrValue* v = find_attr(attrs, a.number_attr);
+        const int64_t* num = v ? v->get_if<int64_t>() : nullptr;
+        if (num == nullptr) return missing(a.number_attr);
+        count = static_cast<int>(*num);
+      } else {
+        const std::string& key = a.type_list_attr.empty() ? a.type_attr : a.type_list_attr;
+        const ops::AttrValue* v = key.empty() ? nullptr : find_attr(attrs, key);
+        const ops::AttrList* list = v ? v->get_if<ops::AttrList>() : nullptr;
+        if (list != nullptr) {
+          count = static_cast<int>(list->type.size());
+        } else if (!a.type_list_attr.empty()) {
+          return missing(a.type_list_attr);
+        }
+      }
+      layout.emplace_back(a.name, count);
+    }
+    return std::optional<OutputLayout>(std::move(layout));
+  }
+  if (const tensorflow::FunctionDef* f = lib.find(n.op)) {
+    ops::AttrMap attrs = with_signature_defaults(*f, n.attrs);
+    for (const auto& a : f->signature().output_arg()) {
+      TF_ASSIGN_OR_RETURN(std::vector<DType> t,
+                          arg_def_types(a, attrs, where + "node " + quoted(n.name) + " calls " +
+                                                      quoted(n.op) + ": "));
+      layout.emplace_back(a.name(), static_cast<int>(t.size()));
+    }
+    return std::optional<OutputLayout>(std::move(layout));
+  }
+  return std::optional<OutputLayout>();
+}
 
 ops::AttrMap with_signature_defaults(const tensorflow::FunctionDef& f, ops::AttrMap attrs) {
   for (const auto& a : f.signature().attr()) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -72,6 +73,14 @@ class FunctionLibrary {
  private:
   std::unordered_map<std::string, const tensorflow::FunctionDef*> by_name_;
 };
+
+// A node's outputs as TensorFlow names them in function bodies: one
+// (output arg name, tensor count) per output arg of its OpDef, or of the
+// signature of the library function it calls; nullopt for an op that is
+// neither. `where` prefixes errors (a missing number or type-list attr).
+using OutputLayout = std::vector<std::pair<std::string, int>>;
+Expected<std::optional<OutputLayout>> output_layout(const Node& n, const FunctionLibrary& lib,
+                                                    const std::string& where);
 
 // The call's attrs completed with the defaults of the function's signature.
 ops::AttrMap with_signature_defaults(const tensorflow::FunctionDef& f, ops::AttrMap attrs);

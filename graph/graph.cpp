@@ -178,6 +178,18 @@ OutEdges Graph::out_edges(NodeId id) const {
 int Graph::num_outputs(NodeId id) const {
   const Node& n = node(id);
   if (n.def != nullptr) return static_cast<int>(n.output_types.size());
+  // A function call validate() resolved has its signature's outputs.
+  if (!n.output_types.empty()) return static_cast<int>(n.output_types.size());
+  // One it did not (functions are checked on demand) has them too, when
+  // each output arg is one tensor.
+  for (const auto& f : library_->function()) {
+    if (f.signature().name() != n.op) continue;
+    bool single = true;
+    for (const auto& a : f.signature().output_arg())
+      single = single && a.number_attr().empty() && a.type_list_attr().empty();
+    if (single) return f.signature().output_arg_size();
+    break;
+  }
   int highest = -1;
   for (const OutEdge& e : out_edges(id)) highest = std::max(highest, e.src_port);
   return std::max(highest + 1, 1);
