@@ -27,7 +27,7 @@ std::string type_list(const std::vector<DType>& types) {
   return s + ")";
 }
 
-enum class Kind { none, call, partitioned_call, if_op, while_op, case_op };
+enum class Kind { none, call, partitioned_call, if_op, while_op, case_op, for_op };
 
 Kind kind_of(const Node& n, const FunctionLibrary& lib) {
   if (const ops::OpDef* def = ops::OpRegistry::global().find(n.op)) {
@@ -36,6 +36,7 @@ Kind kind_of(const Node& n, const FunctionLibrary& lib) {
     if (op == "If" || op == "StatelessIf" || op == "_If") return Kind::if_op;
     if (op == "While" || op == "StatelessWhile" || op == "_While") return Kind::while_op;
     if (op == "Case" || op == "StatelessCase") return Kind::case_op;
+    if (op == "For") return Kind::for_op;
     if (op == "PartitionedCall" || op == "StatefulPartitionedCall") return Kind::partitioned_call;
     return Kind::none;  // left for the executor to refuse
   }
@@ -121,6 +122,7 @@ class Lowering {
       case Kind::if_op: return lower_if(index, std::move(x));
       case Kind::while_op: return lower_while(index, std::move(x));
       case Kind::case_op: return lower_case(index, std::move(x));
+      case Kind::for_op: return lower_for(index, std::move(x));
     }
     return ok_status();
   }
@@ -430,6 +432,99 @@ class Lowering {
       add(x, "", "NextIteration", {{"T", ops::base_dtype(types[i])}},
           {{body_call, static_cast<int>(i)}}, {}, next_names[i]);
     finish(index, x, std::move(exits), types, {});
+    return ok_status();
+  }
+
+  // For(start, limit, delta, vars) with body(i, vars) -> vars: a loop over
+  // (i, vars) whose predicate is i < limit for a positive delta and
+  // i > limit for a negative one; limit and delta are loop invariants. A
+  // zero delta fails the step at an Assert before the loop starts, as
+  // TensorFlow's For does.
+  Status lower_for(size_t index, Item x) {
+    const Node& n = x.spec.node;
+    const std::string name = n.name;
+    TF_ASSIGN_OR_RETURN(std::vector<DType> types, type_list_attr(n, where_, "T"));
+    if (x.spec.inputs.size() != 3 + types.size())
+      return Status(Error::invalid_graph, where_ + "has " + plural(x.spec.inputs.size(), "data input") +
+                                              " but takes start, limit, delta and " +
+                                              plural(types.size(), "loop variable") + " (T)");
+    TF_ASSIGN_OR_RETURN(NameAttrList body_f, func_attr(n, where_, "body"));
+    TF_ASSIGN_OR_RETURN(Callee body, callee("body", body_f));
+    if (body.inputs.size() != 1 + types.size() || body.inputs[0] != DType::int32)
+      return Status(Error::invalid_argument,
+                    where_ + "body " + quoted(body_f.name) + " must take the int32 index and " +
+                        plural(types.size(), "loop variable") + " (T); it takes " + type_list(body.inputs));
+    if (body.outputs != std::vector<DType>(types.begin(), types.end()))
+      return Status(Error::invalid_argument, where_ + "body " + quoted(body_f.name) + " returns " +
+                                                 type_list(body.outputs) + " but the loop variables are " +
+                                                 type_list(types));
+    const AttrMap i32 = {{"T", DType::int32}};
+    const NamedEndpoint start = x.spec.inputs[0], limit = x.spec.inputs[1];
+    // Outside the loop: delta != 0 (asserted) and delta > 0. Constants
+    // take delta's frame through a control edge from its Identity.
+    const NamedEndpoint delta{add(x, name + "/delta_value", "Identity", i32, {x.spec.inputs[2]}, x.spec.control_inputs),
+                              0};
+    const std::string zero = add_const(x, name + "/zero", ops::Tensor::scalar<int32_t>(0), delta.node);
+    const std::string nonzero = add(x, name + "/delta_nonzero", "NotEqual", i32, {delta, {zero, 0}});
+    const std::string message = add_const(
+        x, name + "/delta_message", ops::Tensor::string_scalar("For " + quoted(name) + ": delta must be non-zero"),
+        delta.node);
+    AttrList assert_types;
+    assert_types.type = {DType::string};
+    const std::string check = add(x, name + "/assert_delta", "Assert", {{"T", assert_types}, {"summarize", int64_t{3}}},
+                                  {{nonzero, 0}, {message, 0}});
+    const std::string up = add(x, name + "/counts_up", "Greater", i32, {delta, {zero, 0}});
+    std::vector<std::string> controls = x.spec.control_inputs;
+    controls.push_back(check);
+
+    int64_t parallel = 10;
+    auto enter = [&](const std::string& base, DType t, NamedEndpoint in, bool constant) {
+      AttrMap a = {{"T", ops::base_dtype(t)}};
+      a["frame_name"] = name;
+      a["is_constant"] = constant;
+      a["parallel_iterations"] = parallel;
+      return add(x, base, "Enter", a, {in}, controls);
+    };
+    const std::string limit_in = enter(name + "/limit", DType::int32, limit, true);
+    const std::string delta_in = enter(name + "/delta", DType::int32, delta, true);
+    const std::string up_in = enter(name + "/counts_up", DType::boolean, {up, 0}, true);
+    std::vector<DType> all = {DType::int32};
+    all.insert(all.end(), types.begin(), types.end());
+    std::vector<NamedEndpoint> merges;
+    std::vector<std::string> next_names;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const std::string k = i == 0 ? "index" : std::to_string(i - 1);
+      const std::string e = enter(name + "/enter_" + k, all[i], i == 0 ? start : x.spec.inputs[2 + i], false);
+      next_names.push_back(fresh(name + "/next_iteration_" + k));
+      AttrMap merge_attrs = {{"T", ops::base_dtype(all[i])}, {"N", int64_t{2}}};
+      merges.push_back({add(x, name + "/merge_" + k, "Merge", merge_attrs, {{e, 0}, {next_names.back(), 0}}), 0});
+    }
+    // i < limit when counting up, i > limit when counting down.
+    const std::string below = add(x, name + "/below_limit", "Less", i32, {merges[0], {limit_in, 0}});
+    const std::string above = add(x, name + "/above_limit", "Greater", i32, {merges[0], {limit_in, 0}});
+    const std::string pred = add(x, name + "/predicate", "SelectV2", {{"T", DType::boolean}},
+                                 {{up_in, 0}, {below, 0}, {above, 0}});
+    const std::string loop_cond = add(x, name + "/loop_cond", "LoopCond", {}, {{pred, 0}});
+    std::vector<NamedEndpoint> exits, body_in;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const std::string k = i == 0 ? "index" : std::to_string(i - 1);
+      const AttrMap t = {{"T", ops::base_dtype(all[i])}};
+      const std::string sw = add(x, name + "/switch_" + k, "Switch", t, {merges[i], {loop_cond, 0}});
+      const std::string exit = add(x, name + "/exit_" + k, "Exit", t, {{sw, 0}});
+      exits.push_back({exit, 0});
+      body_in.push_back({sw, 1});
+    }
+    const std::string body_call = add_call(x, name + "/body", "body", body_f, body_in);
+    const std::string next_index = add(x, name + "/next_index", "AddV2", i32, {body_in[0], {delta_in, 0}});
+    add(x, "", "NextIteration", i32, {{next_index, 0}}, {}, next_names[0]);
+    for (size_t i = 0; i < types.size(); ++i)
+      add(x, "", "NextIteration", {{"T", ops::base_dtype(types[i])}}, {{body_call, static_cast<int>(i)}}, {},
+          next_names[i + 1]);
+    // The index's Exit is not an output; with no loop variables it is
+    // what makes the loop run when the For's control output is needed.
+    const std::string index_exit = exits[0].node;
+    exits.erase(exits.begin());
+    finish(index, x, std::move(exits), types, {index_exit});
     return ok_status();
   }
 

@@ -8,7 +8,10 @@
 //     Switch -> body -> NextIteration, an Exit per loop variable, the frame
 //     named after the While;
 //   - Case / StatelessCase: _SwitchN on the branch index (out of range ->
-//     the last branch), a Merge per output.
+//     the last branch), a Merge per output;
+//   - For: a loop over (index, vars) while index < limit (delta > 0) or
+//     index > limit (delta < 0), the body called with the index first; a
+//     zero delta fails the step at an Assert naming the For.
 // The functional node's name stays: it becomes an Identity / IdentityN of
 // the results (a NoOp when there are none), so `If:0` or `^While` still
 // mean what they meant. Nested functions are lowered until none remain;

@@ -184,6 +184,21 @@ void register_while(OpRegistry& r, const char* name, bool stateful, bool legacy)
   register_builtin(r, std::move(d));
 }
 
+// For(start, limit, delta, input) runs body(i, vars) for i from start
+// while i < limit (delta > 0) or i > limit (delta < 0); lowered to a loop.
+void register_for(OpRegistry& r) {
+  OpDef d("For");
+  d.input("start: int32")
+      .input("limit: int32")
+      .input("delta: int32")
+      .input("input: T")
+      .output("output: T")
+      .attr("T", "list(type)", std::nullopt, 0)
+      .attr("body", "func")
+      .role(OpRole::function_call);
+  register_builtin(r, std::move(d));
+}
+
 void register_case(OpRegistry& r, const char* name, bool stateful) {
   OpDef d(name);
   d.input("branch_index: int32")
@@ -219,6 +234,7 @@ void register_functional_ops(OpRegistry& r) {
   register_if(r, "_If", true, false);
   register_while(r, "While", /*stateful=*/true, /*legacy=*/false);
   register_while(r, "StatelessWhile", false, false);
+  register_for(r);
   register_while(r, "_While", true, true);
   register_case(r, "Case", /*stateful=*/true);
   register_case(r, "StatelessCase", false);

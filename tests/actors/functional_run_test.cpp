@@ -4,6 +4,7 @@
 // against its v1 twin — same values, same iterations in the message trace.
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -140,6 +141,48 @@ BOOST_AUTO_TEST_CASE(a_while_sums_and_may_run_zero_times) {
       out = must_run(*s, {{"start", Tensor::scalar<int32_t>(0)}, {"limit", Tensor::scalar<int32_t>(1000)}},
                      {"While:2"}, {"While"});
       BOOST_TEST(int_of(out[0]) == 499500);
+      BOOST_TEST(no_step_actor_left(*s));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_for_counts_up_and_down_and_refuses_a_zero_delta) {
+  // The sum of i*i and the count over TensorFlow's For range, computed here.
+  auto expect = [](int start, int limit, int delta) {
+    std::pair<int32_t, int32_t> r{0, 0};
+    for (int i = start; delta > 0 ? i < limit : i > limit; i += delta) r.first += i * i, r.second += 1;
+    return r;
+  };
+  const std::vector<std::array<int, 3>> ranges = {{0, 5, 1}, {10, 0, -3}, {3, 3, 1}, {5, 0, 2}, {-4, 9, 4}, {2, 2, -1}};
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(load_functional("for.pbtxt"), m);
+      for (const auto& r : ranges) {
+        BOOST_TEST_CONTEXT("range " << r[0] << ", " << r[1] << ", " << r[2]) {
+          auto out = must_run(*s,
+                              {{"start", Tensor::scalar<int32_t>(r[0])},
+                               {"limit", Tensor::scalar<int32_t>(r[1])},
+                               {"delta", Tensor::scalar<int32_t>(r[2])}},
+                              {"For:0", "For:1"});
+          const auto want = expect(r[0], r[1], r[2]);
+          BOOST_TEST(int_of(out[0]) == want.first);
+          BOOST_TEST(int_of(out[1]) == want.second);
+        }
+      }
+      auto zero = s->run({{"start", Tensor::scalar<int32_t>(0)},
+                          {"limit", Tensor::scalar<int32_t>(5)},
+                          {"delta", Tensor::scalar<int32_t>(0)}},
+                         {"For:0"});
+      BOOST_REQUIRE(!zero.ok());
+      BOOST_TEST(zero.status().to_string().find("For 'For': delta must be non-zero") != std::string::npos,
+                 zero.status().to_string());
+      // A For in a While body: total = sum over j < n of sum of i*i, i < j.
+      for (int n : {0, 1, 4}) {
+        int32_t want = 0;
+        for (int j = 0; j < n; ++j) want += expect(0, j, 1).first;
+        auto out = must_run(*s, {{"limit", Tensor::scalar<int32_t>(n)}}, {"Outer:2"});
+        BOOST_TEST(int_of(out[0]) == want);
+      }
       BOOST_TEST(no_step_actor_left(*s));
     }
   }
