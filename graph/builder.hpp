@@ -249,6 +249,34 @@ class GraphBuilder {
   // (`index == 0`, else `index == 1`, ...), so the graph holds only the
   // standard Switch/Merge primitives.
   Outputs case_(Output index, const std::vector<BranchFn>& branches, const std::string& name = "");
+  // --- TensorFlow 2 functions and functional control flow -------------------
+  // (docs/tf2.md) Adds a library function built by `body` in a builder of its
+  // own: `body` gets that builder and one placeholder per argument dtype and
+  // returns the function's results (Outputs of that builder; an argument may
+  // be returned as is). The body may define and call functions itself; they
+  // join this graph's library. Stateful nodes of the body are control
+  // results, so they run when the function does. Returns the function's
+  // name, `name` made unique in the library ("" when it fails; the error is
+  // the builder's).
+  using FunctionBodyFn = std::function<std::vector<Output>(GraphBuilder& body, const std::vector<Output>& args)>;
+  std::string function(const std::string& name, const std::vector<DType>& arg_types, const FunctionBodyFn& body);
+  // A call of a library function: PartitionedCall, or StatefulPartitionedCall
+  // when the function is stateful. One Output per result.
+  Outputs call(const std::string& function_name, const std::vector<Output>& args, const NodeOptions& options = {});
+  // StatelessIf (If when a branch is stateful): then_fn(args) when pred is
+  // true (TensorFlow's truthiness for a non-bool or non-scalar pred), else
+  // else_fn(args). Both functions take `args` and return the same dtypes.
+  Outputs functional_if(Output pred, const std::string& then_fn, const std::string& else_fn,
+                        const std::vector<Output>& args, const NodeOptions& options = {});
+  // StatelessWhile (While when cond or body is stateful): cond_fn(vars) is
+  // one predicate, body_fn(vars) returns the next vars.
+  Outputs functional_while(const std::string& cond_fn, const std::string& body_fn, const std::vector<Output>& vars,
+                           int64_t parallel_iterations = 10, const NodeOptions& options = {});
+  // For: vars = body_fn(i, vars) for i from start by delta while i < limit
+  // (delta > 0) or i > limit (delta < 0); start, limit and delta int32.
+  Outputs for_loop(Output start, Output limit, Output delta, const std::string& body_fn,
+                   const std::vector<Output>& vars, const NodeOptions& options = {});
+
   // tf.map_fn: applies fn to the slices elems[i] along dimension 0 of every
   // tensor of `elems` (equal lengths) in a while loop and stacks the results:
   // one TensorArrayV3 per input (filled by TensorArrayScatterV3, read with
