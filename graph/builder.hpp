@@ -272,6 +272,10 @@ class GraphBuilder {
   // one predicate, body_fn(vars) returns the next vars.
   Outputs functional_while(const std::string& cond_fn, const std::string& body_fn, const std::vector<Output>& vars,
                            int64_t parallel_iterations = 10, const NodeOptions& options = {});
+  // StatelessCase (Case when a branch is stateful): branch `index` (int32)
+  // of `branch_fns` on `args`, the last one for an index out of range.
+  Outputs functional_case(Output index, const std::vector<std::string>& branch_fns, const std::vector<Output>& args,
+                          const NodeOptions& options = {});
   // For: vars = body_fn(i, vars) for i from start by delta while i < limit
   // (delta > 0) or i > limit (delta < 0); start, limit and delta int32.
   Outputs for_loop(Output start, Output limit, Output delta, const std::string& body_fn,

@@ -116,6 +116,38 @@ Outputs GraphBuilder::functional_if(Output pred, const std::string& then_fn, con
             {{"Tout", type_list(tout)}, {"then_branch", func(then_fn)}, {"else_branch", func(else_fn)}}, options);
 }
 
+Outputs GraphBuilder::functional_case(Output index, const std::vector<std::string>& branch_fns,
+                                      const std::vector<Output>& args, const NodeOptions& options) {
+  if (!ok()) return {};
+  if (branch_fns.empty()) {
+    fail(Error::invalid_argument, "Case: no branch functions");
+    return {};
+  }
+  ops::AttrList branches;
+  std::vector<DType> tout;
+  bool stateful = false;
+  for (size_t b = 0; b < branch_fns.size(); ++b) {
+    const tensorflow::FunctionDef* f = find_function(graph_, branch_fns[b]);
+    if (f == nullptr) {
+      fail(Error::not_found, "Case: no function " + quoted(branch_fns[b]) + " in the library (branch " +
+                                 std::to_string(b) + ")");
+      return {};
+    }
+    const std::vector<DType> types = arg_types(f->signature().output_arg());
+    if (b == 0) tout = types;
+    if (types != tout) {
+      fail(Error::invalid_argument, "Case: branch " + std::to_string(b) + " " + quoted(branch_fns[b]) +
+                                        " returns other dtypes than branch 0 " + quoted(branch_fns[0]));
+      return {};
+    }
+    stateful = stateful || f->signature().is_stateful();
+    branches.func.push_back(func(branch_fns[b]));
+  }
+  std::vector<Output> in{index};
+  in.insert(in.end(), args.begin(), args.end());
+  return op(stateful ? "Case" : "StatelessCase", in, {{"Tout", type_list(tout)}, {"branches", branches}}, options);
+}
+
 Outputs GraphBuilder::functional_while(const std::string& cond_fn, const std::string& body_fn,
                                        const std::vector<Output>& vars, int64_t parallel_iterations,
                                        const NodeOptions& options) {

@@ -165,6 +165,28 @@ BOOST_AUTO_TEST_CASE(a_for_loop_and_what_cannot_be_built) {
     BOOST_TEST(out[0].scalar_value<int64_t>() == want);
   }
 
+  // A Case over three branches; an index out of range takes the last.
+  {
+    GraphBuilder c;
+    Output index = c.placeholder(DType::int32, {false, {}}, "index");
+    Output x = c.placeholder(DType::float32, {false, {}}, "x");
+    std::vector<std::string> fns;
+    for (int k = 0; k < 3; ++k)
+      fns.push_back(c.function("branch", {DType::float32}, [k](GraphBuilder& f, const Vars& a) {
+        return Vars{f.add(f.mul(a[0], f.scalar<float>(static_cast<float>(k + 1))), f.scalar<float>(10.0f * k))};
+      }));
+    BOOST_TEST((fns == std::vector<std::string>{"branch", "branch_1", "branch_2"}));
+    Output y = c.functional_case(index, fns, {x})[0];
+    auto cg = c.finish();
+    BOOST_REQUIRE_MESSAGE(cg.ok(), cg.status().to_string());
+    auto cs = make_session(*cg, modes()[0]);
+    for (int i : {0, 1, 2, 3, -1}) {
+      const int k = (i < 0 || i > 2) ? 2 : i;
+      auto out = must_run(*cs, {{"index", Tensor::scalar<int32_t>(i)}, {"x", Tensor::scalar<float>(1.5f)}}, {y.name()});
+      BOOST_TEST(out[0].scalar_value<float>() == 1.5f * static_cast<float>(k + 1) + 10.0f * static_cast<float>(k));
+    }
+  }
+
   // Errors name the function and what is wrong, and stop the builder.
   GraphBuilder bad;
   Output x = bad.placeholder(DType::float32, {false, {}}, "x");
