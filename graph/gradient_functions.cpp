@@ -582,6 +582,37 @@ GradientRegistry make_global() {
                       (m && !m->empty() ? ": " + *m : std::string()));
   });
 
+  // Optionals (TensorFlow's optional_grad.py): the gradient of wrapping is
+  // unwrapping, and back. They carry an If's intermediates to its
+  // functional gradient, so a gradient of that gradient passes them.
+  add("OptionalFromValue", [](C& c) -> Status {
+    std::optional<Endpoint> d = c.dy(0);
+    if (!d) return ok_status();
+    std::vector<DType> types;
+    ops::AttrList shapes;
+    for (int i = 0; i < c.num_inputs(); ++i) {
+      types.push_back(c.input_type(i));
+      shapes.shape.push_back(ops::PartialShape{true, {}});
+    }
+    ops::AttrList type_list;
+    type_list.type = types;
+    TRY(std::vector<Endpoint> values,
+        c.op("OptionalGetValue", {*d}, {{"output_types", type_list}, {"output_shapes", shapes}}));
+    for (int i = 0; i < c.num_inputs(); ++i)
+      if (is_differentiable(types[static_cast<size_t>(i)])) c.set(i, values[static_cast<size_t>(i)]);
+    return ok_status();
+  });
+  add("OptionalGetValue", [](C& c) -> Status {
+    std::vector<Endpoint> components;
+    for (int i = 0; i < c.num_outputs(); ++i) {
+      TRY(Endpoint d, c.dy_or_zeros(i));
+      components.push_back(d);
+    }
+    TRY(Endpoint wrapped, c.op1("OptionalFromValue", components));
+    c.set(0, wrapped);
+    return ok_status();
+  });
+
   // Binary elementwise math.
   for (const char* op : {"Add", "AddV2"})
     add(op, [](C& c) -> Status {
@@ -721,6 +752,37 @@ GradientRegistry make_global() {
   add("Tanh", by_output("TanhGrad"));
   add("Sigmoid", by_output("SigmoidGrad"));
   add("Reciprocal", by_output("ReciprocalGrad"));
+  // The gradients of those gradients (math_grad.py _TanhGradGrad,
+  // _SigmoidGradGrad), for second derivatives: TanhGrad(y, g) = g (1 - y²),
+  // SigmoidGrad(y, g) = g y (1 - y).
+  add("TanhGrad", [](C& c) -> Status {
+    TRY(Endpoint a, need_dy(c, 0));
+    TRY(Endpoint y, c.input(0));
+    TRY(Endpoint g, c.input(1));
+    TRY(Endpoint minus_two, c.scalar(c.input_type(0), -2.0));
+    TRY(Endpoint ag, c.op1("Mul", {a, g}));
+    TRY(Endpoint agy, c.op1("Mul", {ag, y}));
+    TRY(Endpoint dy, c.op1("Mul", {agy, minus_two}));
+    TRY(Endpoint dg, c.op1("TanhGrad", {y, a}));
+    c.set(0, dy);
+    c.set(1, dg);
+    return ok_status();
+  });
+  add("SigmoidGrad", [](C& c) -> Status {
+    TRY(Endpoint a, need_dy(c, 0));
+    TRY(Endpoint y, c.input(0));
+    TRY(Endpoint g, c.input(1));
+    TRY(Endpoint one, c.scalar(c.input_type(0), 1.0));
+    TRY(Endpoint two, c.scalar(c.input_type(0), 2.0));
+    TRY(Endpoint two_y, c.op1("Mul", {two, y}));
+    TRY(Endpoint slope, c.op1("Sub", {one, two_y}));
+    TRY(Endpoint ag, c.op1("Mul", {a, g}));
+    TRY(Endpoint dy, c.op1("Mul", {ag, slope}));
+    TRY(Endpoint dg, c.op1("SigmoidGrad", {y, a}));
+    c.set(0, dy);
+    c.set(1, dg);
+    return ok_status();
+  });
   add("Relu", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint y, c.output(0));

@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "graph/control_flow.hpp"
+#include "graph/functional_gradients.hpp"
 #include "graph/infer_attrs.hpp"
 #include "graph/validate.hpp"
 
@@ -163,11 +164,19 @@ struct Backprop {
       if (role(e.node) == OpRole::next_iteration) return true;
     return false;
   }
+  // Functional gradients flow through the Optionals that pass an If's
+  // intermediates to its gradient, and on through the ops around them.
+  bool carries_variant_gradient(NodeId dst) const {
+    const Node& n = g.node(dst);
+    return n.op == "OptionalFromValue" || n.op == "OptionalGetValue" || n.op == "Identity" ||
+           is_functional_gradient_op(n, g);
+  }
   // Whether gradients flow along an edge from output `src` into node `dst`.
   bool flows(Endpoint src, NodeId dst) const {
     if (stops.count(src)) return false;
     const DType t = type_of(src);
     if (is_differentiable(t)) return true;
+    if (options.functional && ops::base_dtype(t) == DType::variant && carries_variant_gradient(dst)) return true;
     if (!allow_resource || ops::base_dtype(t) != DType::resource) return false;
     switch (role(dst)) {
       case OpRole::enter:
@@ -516,6 +525,8 @@ DType GradContext::input_type(int i) const {
 }
 DType GradContext::output_type(int i) const { return ops::base_dtype(bp_.type_of({node_, i})); }
 const std::string& GradContext::scope() const { return bp_.scope; }
+Graph& GradContext::graph() { return bp_.g; }
+Node& GradContext::mutable_node() { return bp_.g.mutable_node(node_); }
 DType GradContext::type_of(Endpoint e) const { return ops::base_dtype(bp_.type_of(e)); }
 
 std::optional<Endpoint> GradContext::dy(int i) {
@@ -904,6 +915,12 @@ Status Backprop::process(NodeId id) {
     any = any || dys[static_cast<size_t>(p)].has_value();
   }
   if (!any || registry.is_not_differentiable(n.op)) return propagate(id, {});
+  if (options.functional && is_functional_gradient_op(n, g)) {
+    const std::string label = "gradient of node " + name(id) + " (" + n.op + "): ";
+    GradContext ctx_(*this, id);
+    TF_RETURN_IF_ERROR(functional_gradient(ctx_, options).with_prefix(label));
+    return propagate(id, ctx_.results());
+  }
   const GradientFunction* fn = registry.find(n.op);
   if (fn == nullptr)
     return Status(Error::unimplemented,
@@ -1064,7 +1081,9 @@ Expected<GradientResult> gradients(Graph& g, const std::vector<Endpoint>& ys,
     if (bp.out_frame(e.node) != kRootFrame)
       return Status(Error::invalid_argument, "gradients: " + label + " is inside a loop; ys and xs must be outside every loop");
     const DType t = bp.type_of(e);
-    if (!is_differentiable(t) && !(resource_ok && ops::base_dtype(t) == DType::resource))
+    // Functional gradients of gradients have Optionals among their ys and xs.
+    const bool variant_ok = options.functional && ops::base_dtype(t) == DType::variant;
+    if (!is_differentiable(t) && !variant_ok && !(resource_ok && ops::base_dtype(t) == DType::resource))
       return Status(Error::invalid_argument, "gradients: " + label + " is " + ops::dtype_name(t) +
                                                  ", not a float tensor: no gradient flows through it");
     return ok_status();

@@ -24,6 +24,10 @@
 // conds (popped predicates), so a value pushed only when a branch ran is
 // popped only in the gradient iteration of that forward iteration.
 //
+// With GradientOptions::functional, If/StatelessIf, Case/StatelessCase and
+// function calls are differentiated as functional ops
+// (graph/functional_gradients.hpp) instead.
+//
 // The graph must be valid (graph::validate) and stays valid; ys and xs
 // must be outside every loop. The new nodes are named under one fresh name
 // scope ("gradients", "gradients_1", ...).
@@ -86,6 +90,13 @@ class GradContext {
   void set(int i, Endpoint grad);
   const std::vector<std::optional<Endpoint>>& results() const { return dx_; }
 
+  // For gradients that rewrite the forward node (functional ops given
+  // extra outputs, graph/functional_gradients.hpp): the graph, whose
+  // library may grow, and the node, whose output_types must stay in step
+  // with its attrs.
+  Graph& graph();
+  Node& mutable_node();
+
  private:
   Backprop& bp_;
   NodeId node_;
@@ -124,6 +135,18 @@ struct GradientOptions {
   std::string name_scope = "gradients";
   const GradientRegistry* registry = nullptr;  // nullptr: global()
   const ops::OpRegistry* ops = nullptr;        // nullptr: OpRegistry::global()
+  // TensorFlow 2's gradients of functional ops (docs/gradients.md,
+  // "Functional ops"): a function call (PartitionedCall,
+  // StatefulPartitionedCall, a node calling a library function) has a call
+  // of a gradient function for gradient, an If / Case an If / Case on the
+  // same predicate / index over gradient branch functions; what the
+  // gradient needs of the forward op becomes extra outputs of it (Optionals
+  // for a branch's intermediates). The forward node is rewritten at most
+  // once per call. Gradients then also flow through variant tensors
+  // between Optional ops and functional ops, so the gradient can be
+  // differentiated again. Without it, the graph must be lowered first
+  // (graph/lower_functional.hpp): functional ops have no gradient.
+  bool functional = false;
 };
 
 // What gradients() added for one call.
