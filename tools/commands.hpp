@@ -33,6 +33,9 @@ struct GradArgs {
   std::vector<std::string> ys, xs, grad_ys, stops;  // NAME[:PORT]
   std::string out;
   std::string unconnected = "none";  // none | zeros
+  // Differentiate If/Case/calls as functional ops (GradientOptions::
+  // functional) instead of lowering the graph first.
+  bool functional = false;
 };
 // Adds d(sum ys)/d(xs) to the graph, writes it to `out` and prints
 // "X -> NODE[:PORT]" per x.
