@@ -342,4 +342,30 @@ BOOST_AUTO_TEST_CASE(without_the_option_a_functional_op_has_no_gradient) {
   BOOST_TEST(r.status().message().find("StatelessIf") != std::string::npos, r.status().to_string());
 }
 
+BOOST_AUTO_TEST_CASE(an_op_without_gradient_in_a_branch_is_an_error_naming_the_branch) {
+  // then: x * x; else: Prod(x, axes), which has no gradient.
+  GraphBuilder b;
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output p = b.placeholder(DType::boolean, kScalar, "p");
+  const std::string t = b.function("then", {DType::float64}, [](GraphBuilder& f, const Vars& a) {
+    return Vars{f.mul(a[0], a[0])};
+  });
+  const std::string e = b.function("else", {DType::float64}, [](GraphBuilder& f, const Vars& a) {
+    return Vars{f.op1("Prod", {a[0], f.scalar<int32_t>(0)})};
+  });
+  Output out = b.functional_if(p, t, e, {x})[0];
+  Program prog = finish(b, {"x"}, out, "p");
+  graph::Graph g = prog.g;
+  const graph::Graph before = g;
+  graph::GradientOptions o;
+  o.functional = true;
+  auto r = graph::gradients(g, {endpoint(g, prog.y)}, {endpoint(g, "x")}, {}, o);
+  BOOST_REQUIRE(!r.ok());
+  const std::string m = r.status().to_string();
+  BOOST_TEST(m.find("node 'StatelessIf'") != std::string::npos, m);
+  BOOST_TEST(m.find("else_branch 'else'") != std::string::npos, m);
+  BOOST_TEST(m.find("op Prod") != std::string::npos, m);
+  BOOST_TEST(g.equals(before));  // a failure leaves the graph as it was
+}
+
 BOOST_AUTO_TEST_SUITE_END()
