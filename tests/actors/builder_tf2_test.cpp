@@ -1,0 +1,315 @@
+// GraphBuilder's tf2 style (graph/builder_tf2.cpp): the same construction
+// code built in the tf1 and the tf2 style computes the same values, in every
+// mode, and against values computed here; the tf2 graph holds functional ops
+// and no Switch/Merge; it survives an export and re-import; captures become
+// inputs; errors name the construct.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include "graph/builder.hpp"
+#include "graph/export.hpp"
+#include "graph/import.hpp"
+#include "graph/proto/graph_def.pb.h"
+#include "session_test_util.hpp"
+
+using namespace tagflow;
+using namespace tagflow::testing;
+using graph::GraphBuilder;
+using graph::Output;
+using graph::Outputs;
+using ops::DType;
+using ops::Tensor;
+using Vars = std::vector<Output>;
+
+namespace {
+
+// The feeds: x float, n int32, p bool, k int32.
+struct Feed {
+  float x;
+  int n;
+  bool p;
+  int k;
+};
+
+// What each fetch must be, computed independently of tagflow.
+std::vector<float> expected(const Feed& f) {
+  const float x = f.x, c = 3.0f;
+  std::vector<float> want;
+  // 0: cond with a capture used in both branches.
+  want.push_back(f.p ? x * 2.0f + c : x - c);
+  // 1: nested conds.
+  want.push_back(f.p ? (x > 0 ? x * x : -x) : (f.n > 2 ? x + static_cast<float>(f.n) : 0.0f));
+  // 2: while loop acc += x + i over i < n.
+  float acc = 0;
+  for (int i = 0; i < f.n; ++i) acc += x + static_cast<float>(i);
+  want.push_back(acc);
+  // 3: a loop with a cond inside: acc += (i odd ? x * c : 1).
+  acc = 0;
+  for (int i = 0; i < f.n; ++i) acc += (i % 2 != 0) ? x * c : 1.0f;
+  want.push_back(acc);
+  // 4: a cond with a loop inside: p ? x doubled n times : x - 1.
+  float d = x;
+  for (int i = 0; i < f.n; ++i) d *= 2.0f;
+  want.push_back(f.p ? d : x - 1.0f);
+  // 5: case over 3 branches, out of range takes the last.
+  const int k = (f.k < 0 || f.k > 2) ? 2 : f.k;
+  want.push_back(k == 0 ? x + 1.0f : k == 1 ? x * c : x - static_cast<float>(f.n));
+  // 6: while i < 100 with maximum_iterations n: the number of iterations.
+  want.push_back(static_cast<float>(f.n));
+  // 7: a loop whose cond uses a capture the body also uses: acc += c while acc < x * c.
+  acc = 0;
+  while (acc < x * c) acc += c;
+  want.push_back(acc);
+  return want;
+}
+
+struct Built {
+  graph::Graph g;
+  std::vector<std::string> fetches;
+};
+
+// The same construction code for both styles.
+Built build(GraphBuilder::Style style) {
+  GraphBuilder b(style);
+  Output x = b.placeholder(DType::float32, {false, {}}, "x");
+  Output n = b.placeholder(DType::int32, {false, {}}, "n");
+  Output p = b.placeholder(DType::boolean, {false, {}}, "p");
+  Output k = b.placeholder(DType::int32, {false, {}}, "k");
+  Output c = b.scalar<float>(3.0f, "c");
+  Output nf = b.cast(n, DType::float32);
+  std::vector<Output> out;
+
+  out.push_back(b.cond(p, [&] { return Vars{b.add(b.mul(x, b.scalar<float>(2.0f)), c)}; },
+                       [&] { return Vars{b.sub(x, c)}; })[0]);
+
+  out.push_back(b.cond(
+      p,
+      [&] {
+        return Vars{b.cond(b.greater(x, b.scalar<float>(0.0f)), [&] { return Vars{b.mul(x, x)}; },
+                           [&] { return Vars{b.neg(x)}; }, "inner")[0]};
+      },
+      [&] {
+        return Vars{b.cond(b.greater(n, b.scalar<int32_t>(2)), [&] { return Vars{b.add(x, nf)}; },
+                           [&] { return Vars{b.scalar<float>(0.0f)}; }, "inner")[0]};
+      },
+      "outer")[0]);
+
+  out.push_back(b.while_loop([&](const Vars& v) { return b.less(v[0], n); },
+                             [&](const Vars& v) {
+                               return Vars{b.add(v[0], b.scalar<int32_t>(1)),
+                                           b.add(v[1], b.add(x, b.cast(v[0], DType::float32)))};
+                             },
+                             {b.scalar<int32_t>(0), b.scalar<float>(0.0f)})[1]);
+
+  out.push_back(b.while_loop(
+      [&](const Vars& v) { return b.less(v[0], n); },
+      [&](const Vars& v) {
+        Output odd = b.not_equal(b.floor_mod(v[0], b.scalar<int32_t>(2)), b.scalar<int32_t>(0));
+        Output term = b.cond(odd, [&] { return Vars{b.mul(x, c)}; }, [&] { return Vars{b.scalar<float>(1.0f)}; })[0];
+        return Vars{b.add(v[0], b.scalar<int32_t>(1)), b.add(v[1], term)};
+      },
+      {b.scalar<int32_t>(0), b.scalar<float>(0.0f)})[1]);
+
+  out.push_back(b.cond(
+      p,
+      [&] {
+        return Vars{b.while_loop([&](const Vars& v) { return b.less(v[0], n); },
+                                 [&](const Vars& v) {
+                                   return Vars{b.add(v[0], b.scalar<int32_t>(1)), b.mul(v[1], b.scalar<float>(2.0f))};
+                                 },
+                                 {b.scalar<int32_t>(0), x})[1]};
+      },
+      [&] { return Vars{b.sub(x, b.scalar<float>(1.0f))}; })[0]);
+
+  out.push_back(b.case_(k, {[&] { return Vars{b.add(x, b.scalar<float>(1.0f))}; },
+                            [&] { return Vars{b.mul(x, c)}; }, [&] { return Vars{b.sub(x, nf)}; }})[0]);
+
+  graph::WhileOptions limited;
+  limited.maximum_iterations = n;
+  limited.name = "limited";
+  out.push_back(b.cast(b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(100)); },
+                                    [&](const Vars& v) { return Vars{b.add(v[0], b.scalar<int32_t>(1))}; },
+                                    {b.scalar<int32_t>(0)}, limited)[0],
+                       DType::float32));
+
+  Output xc = b.mul(x, c);
+  out.push_back(b.while_loop([&](const Vars& v) { return b.less(v[0], xc); },
+                             [&](const Vars& v) { return Vars{b.add(v[0], c)}; }, {b.scalar<float>(0.0f)})[0]);
+
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  Built built{std::move(g).value(), {}};
+  for (const Output& o : out) built.fetches.push_back(o.name());
+  return built;
+}
+
+std::map<std::string, int> op_counts(const graph::Graph& g) {
+  std::map<std::string, int> counts;
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) ++counts[g.node(id).op];
+  for (const auto& f : g.library().function())
+    for (const auto& n : f.node_def()) ++counts[n.op()];
+  return counts;
+}
+
+void check_values(const graph::Graph& g, const std::vector<std::string>& fetches, const std::string& what) {
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(what << ", " << m.name) {
+      auto s = make_session(g, m);
+      for (const Feed& f : {Feed{1.5f, 0, true, 0}, Feed{-0.5f, 1, false, 1}, Feed{2.0f, 5, true, 2},
+                            Feed{-2.0f, 5, false, 7}, Feed{0.25f, 3, true, -1}}) {
+        BOOST_TEST_CONTEXT("x " << f.x << ", n " << f.n << ", p " << f.p << ", k " << f.k) {
+          auto out = must_run(*s,
+                              {{"x", Tensor::scalar<float>(f.x)},
+                               {"n", Tensor::scalar<int32_t>(f.n)},
+                               {"p", Tensor::scalar<bool>(f.p)},
+                               {"k", Tensor::scalar<int32_t>(f.k)}},
+                              fetches);
+          const std::vector<float> want = expected(f);
+          BOOST_REQUIRE_EQUAL(out.size(), want.size());
+          for (size_t i = 0; i < want.size(); ++i)
+            BOOST_TEST_CONTEXT("fetch " << i << " " << fetches[i]) {
+              BOOST_TEST(out[i].scalar_value<float>() == want[i], boost::test_tools::tolerance(1e-5f));
+            }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(builder_tf2)
+
+BOOST_AUTO_TEST_CASE(tf1_and_tf2_styles_compute_the_same) {
+  Built tf1 = build(GraphBuilder::Style::tf1);
+  Built tf2 = build(GraphBuilder::Style::tf2);
+  auto c1 = op_counts(tf1.g), c2 = op_counts(tf2.g);
+  BOOST_TEST(c1["Switch"] > 0);
+  BOOST_TEST(tf1.g.library().function_size() == 0);
+  // The tf2 graph: functional ops only, in the graph and in its functions.
+  for (const char* prim : {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"})
+    BOOST_TEST(c2[prim] == 0, prim);
+  // Top level: conds 0, 1 (outer), 4; loops 2, 3, 6, 7; one case. Inside
+  // functions: two inner conds, a cond in loop 3's body, a loop in cond 4.
+  BOOST_TEST(c2["StatelessIf"] == 3 + 2 + 1);
+  BOOST_TEST(c2["StatelessWhile"] == 4 + 1);
+  BOOST_TEST(c2["StatelessCase"] == 1);
+  BOOST_TEST(tf2.g.library().function_size() == 2 * 6 + 2 * 5 + 3);
+  std::set<std::string> names;
+  for (const auto& f : tf2.g.library().function()) names.insert(f.signature().name());
+  BOOST_TEST(names.size() == static_cast<size_t>(tf2.g.library().function_size()));
+  BOOST_TEST(names.count("cond_true_0") == 1);
+  BOOST_TEST(names.count("cond_false_1") == 1);
+
+  check_values(tf1.g, tf1.fetches, "tf1");
+  check_values(tf2.g, tf2.fetches, "tf2");
+
+  // Exported (text and file) and imported again, it computes the same.
+  auto again = graph::import_graph_text(graph::graph_to_text(tf2.g));
+  BOOST_REQUIRE_MESSAGE(again.ok(), again.status().to_string());
+  BOOST_TEST(again->library().function_size() == tf2.g.library().function_size());
+  check_values(*again, tf2.fetches, "tf2, re-imported from text");
+  const std::string path = "/tmp/tagflow_builder_tf2_test.pbtxt";
+  BOOST_REQUIRE(graph::export_graph_file(tf2.g, path).ok());
+  auto from_file = graph::import_graph_file(path);
+  std::remove(path.c_str());
+  BOOST_REQUIRE_MESSAGE(from_file.ok(), from_file.status().to_string());
+  check_values(*from_file, tf2.fetches, "tf2, re-imported from a file");
+}
+
+BOOST_AUTO_TEST_CASE(captures_are_inputs_of_the_functional_op) {
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float32, {false, {}}, "x");
+  Output y = b.placeholder(DType::float32, {false, {}}, "y");
+  Output p = b.placeholder(DType::boolean, {false, {}}, "p");
+  // x used twice in one branch and once in the other; y only in the other.
+  Outputs r = b.cond(p, [&] { return Vars{b.add(b.mul(x, x), x)}; }, [&] { return Vars{b.sub(x, y)}; }, "pick");
+  const graph::Node& n = b.graph().node(r[0].node);
+  BOOST_TEST(n.name == "pick");
+  BOOST_TEST(n.op == "StatelessIf");
+  BOOST_REQUIRE(n.inputs.size() == 3u);  // pred, x, y
+  BOOST_TEST(b.graph().node(n.inputs[1].node).name == "x");
+  BOOST_TEST(b.graph().node(n.inputs[2].node).name == "y");
+  for (const auto& f : b.graph().library().function()) BOOST_TEST(f.signature().input_arg_size() == 2);
+
+  // A While: the capture is an extra loop variable the body passes on.
+  Outputs w = b.while_loop([&](const Vars& v) { return b.less(v[0], y); },
+                           [&](const Vars& v) { return Vars{b.add(v[0], x)}; }, {b.scalar<float>(0.0f)});
+  const graph::Node& wn = b.graph().node(w[0].node);
+  BOOST_TEST(wn.op == "StatelessWhile");
+  BOOST_TEST(wn.inputs.size() == 3u);  // the variable, y, x
+  BOOST_TEST(w.size() == 1u);
+  BOOST_TEST(*wn.attr<int64_t>("parallel_iterations") == 10);
+  BOOST_TEST(wn.output_types.size() == 3u);
+
+  // A stateful op in a branch makes the node an If.
+  Outputs checked = b.cond(
+      p,
+      [&] {
+        Output ok = b.greater_equal(b.mul(x, x), b.scalar<float>(0.0f));
+        b.op("Assert", {ok, x});
+        return Vars{b.identity(x, graph::NodeOptions{"checked_x"})};
+      },
+      [&] { return Vars{b.neg(x)}; });
+  BOOST_TEST(b.graph().node(checked[0].node).op == "If");
+
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(*g, m);
+      for (float xv : {0.75f, 2.0f}) {
+        for (bool pv : {true, false}) {
+          const float yv = 5.0f;
+          auto out = must_run(*s, {{"x", Tensor::scalar(xv)}, {"y", Tensor::scalar(yv)}, {"p", Tensor::scalar(pv)}},
+                              {r[0].name(), w[0].name(), checked[0].name()});
+          BOOST_TEST(out[0].scalar_value<float>() == (pv ? xv * xv + xv : xv - yv));
+          float acc = 0;
+          while (acc < yv) acc += xv;
+          BOOST_TEST(out[1].scalar_value<float>() == acc);
+          BOOST_TEST(out[2].scalar_value<float>() == (pv ? xv : -xv));
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_the_construct) {
+  {
+    GraphBuilder b(GraphBuilder::Style::tf2);
+    Output p = b.placeholder(DType::boolean, {false, {}}, "p");
+    b.cond(p, [&] { return Vars{b.scalar<float>(1.0f)}; }, [&] { return Vars{b.scalar<int32_t>(1)}; }, "mixed");
+    const std::string e = b.finish().status().to_string();
+    BOOST_TEST(e.find("cond 'mixed'") != std::string::npos, e);
+    BOOST_TEST(e.find("different dtypes") != std::string::npos, e);
+  }
+  {
+    GraphBuilder b(GraphBuilder::Style::tf2), other;
+    Output stranger = other.scalar<float>(1.0f);
+    b.while_loop([&](const Vars& v) { return b.less(v[0], stranger); },
+                 [&](const Vars& v) { return Vars{v[0]}; }, {b.scalar<float>(0.0f)});
+    const std::string e = b.finish().status().to_string();
+    BOOST_TEST(e.find("while loop 'while' (condition)") != std::string::npos, e);
+    BOOST_TEST(e.find("another GraphBuilder") != std::string::npos, e);
+  }
+  {
+    GraphBuilder b(GraphBuilder::Style::tf2);
+    b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<float>(3.0f)); },
+                 [&](const Vars& v) { return Vars{v[0], v[0]}; }, {b.scalar<float>(0.0f)}, {10, {}, "bad"});
+    const std::string e = b.finish().status().to_string();
+    BOOST_TEST(e.find("while loop 'bad': the body returns 2 tensors for 1 loop variables") != std::string::npos, e);
+  }
+  {
+    // A value made inside a branch does not leak out of it.
+    GraphBuilder b(GraphBuilder::Style::tf2);
+    Output p = b.placeholder(DType::boolean, {false, {}}, "p");
+    Output inside;
+    b.cond(p, [&] { return Vars{inside = b.scalar<float>(1.0f)}; }, [&] { return Vars{b.scalar<float>(2.0f)}; });
+    b.add(inside, b.scalar<float>(1.0f));
+    BOOST_TEST(b.finish().status().to_string().find("another GraphBuilder") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
