@@ -68,6 +68,9 @@ Output GraphBuilder::make_output(NodeId node, int port) const {
 
 Expected<Graph> GraphBuilder::finish() {
   if (!ok()) return status_;
+  if (active_ != nullptr)
+    return Status(Error::failed_precondition,
+                  "finish() called while a branch or body function is being built");
   if (current_ != 0)
     return Status(Error::failed_precondition,
                   "finish() called while " + context_description(current_) + " is being built");

@@ -10,7 +10,10 @@
 
 #include "graph/builder.hpp"
 #include "graph/export.hpp"
+#include "graph/gradients.hpp"
 #include "graph/import.hpp"
+#include "graph/lower_functional.hpp"
+#include "graph/validate.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "session_test_util.hpp"
 
@@ -309,6 +312,78 @@ BOOST_AUTO_TEST_CASE(errors_name_the_construct) {
     b.cond(p, [&] { return Vars{inside = b.scalar<float>(1.0f)}; }, [&] { return Vars{b.scalar<float>(2.0f)}; });
     b.add(inside, b.scalar<float>(1.0f));
     BOOST_TEST(b.finish().status().to_string().find("another GraphBuilder") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(map_fn_and_scan_in_the_tf2_style) {
+  // Their loops are While nodes carrying TensorArray handles and flows.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  const std::vector<float> xs_v{1, 2, 3, 4, 5};
+  Output xs = b.vector<float>(xs_v);
+  Output k = b.placeholder(DType::float32, {false, {}}, "k");
+  Outputs mapped = b.map_fn([&](const Vars& s) { return Vars{b.add(b.mul(s[0], s[0]), k)}; }, {xs});
+  Outputs scanned = b.scan([&](const Vars& acc, const Vars& s) { return Vars{b.add(b.mul(acc[0], k), s[0])}; },
+                           {xs}, {b.scalar(0.0f)});
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  auto counts = op_counts(*g);
+  BOOST_TEST(counts["StatelessWhile"] + counts["While"] == 2);
+  BOOST_TEST(counts["Enter"] == 0);
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(*g, m);
+      for (float kv : {0.5f, -2.0f}) {
+        auto out = must_run(*s, {{"k", Tensor::scalar(kv)}}, {mapped[0].name(), scanned[0].name()});
+        BOOST_REQUIRE_EQUAL(out[0].num_elements(), 5);
+        BOOST_REQUIRE_EQUAL(out[1].num_elements(), 5);
+        float acc = 0;
+        for (size_t i = 0; i < xs_v.size(); ++i) {
+          acc = acc * kv + xs_v[i];
+          BOOST_TEST(out[0].data<float>()[i] == xs_v[i] * xs_v[i] + kv);
+          BOOST_TEST(out[1].data<float>()[i] == acc);
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gradients_of_a_tf2_graph_after_lowering) {
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float32, {false, {}}, "x");
+  Output p = b.placeholder(DType::boolean, {false, {}}, "p");
+  b.cond(p, [&] { return Vars{b.mul(b.mul(x, x), b.scalar(3.0f))}; },
+         [&] { return Vars{b.mul(x, b.scalar(5.0f))}; });
+  b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(3)); },
+               [&](const Vars& v) { return Vars{b.add(v[0], b.scalar<int32_t>(1)), b.mul(v[1], x)}; },
+               {b.scalar<int32_t>(0), b.scalar(1.0f)});
+  // The builder's own gradients() refuses functional ops with an error;
+  // lowered first, the graph has gradients.
+  GraphBuilder direct(GraphBuilder::Style::tf2);
+  Output dx0 = direct.placeholder(DType::float32, {false, {}}, "x");
+  Output dy0 = direct.cond(direct.placeholder(DType::boolean, {false, {}}, "p"),
+                           [&] { return Vars{direct.mul(dx0, dx0)}; }, [&] { return Vars{dx0}; })[0];
+  direct.gradients({dy0}, {dx0});
+  BOOST_TEST(direct.status().to_string().find("no gradient is defined for op StatelessIf") != std::string::npos,
+             direct.status().to_string());
+
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  BOOST_REQUIRE(graph::lower_functional_ops(&*g).ok());
+  BOOST_REQUIRE(graph::validate(*g).ok());
+  auto r = graph::gradients(*g, {{g->find("cond"), 0}, {g->find("while"), 1}}, {{g->find("x"), 0}});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  const std::string dx = g->endpoint_name(r->dxs[0]);
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(*g, m);
+      for (float xv : {0.5f, -1.5f})
+        for (bool pv : {true, false}) {
+          auto out = must_run(*s, {{"x", Tensor::scalar(xv)}, {"p", Tensor::scalar(pv)}}, {dx});
+          // d/dx (p ? 3x² : 5x) + d/dx x³
+          const float want = (pv ? 6.0f * xv : 5.0f) + 3.0f * xv * xv;
+          BOOST_TEST(out[0].scalar_value<float>() == want, boost::test_tools::tolerance(1e-5f));
+        }
+    }
   }
 }
 
