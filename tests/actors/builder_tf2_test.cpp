@@ -387,4 +387,58 @@ BOOST_AUTO_TEST_CASE(gradients_of_a_tf2_graph_after_lowering) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(branches_that_return_nothing_run_their_stateful_nodes) {
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float32, {false, {}}, "x");
+  Output p = b.placeholder(DType::boolean, {false, {}}, "p");
+  // p ? assert(x > 0) : assert(x < 10); the If is the handle.
+  Outputs checked = b.cond(
+      p, [&] { b.op("Assert", {b.greater(x, b.scalar(0.0f)), x}, {}, "positive"); return Vars{}; },
+      [&] { b.op("Assert", {b.less(x, b.scalar(10.0f)), x}, {}, "small"); return Vars{}; }, "check");
+  BOOST_TEST(checked.empty());
+  BOOST_TEST(checked.control().node_name() == "check");
+  BOOST_TEST(b.graph().node(checked.control().node).op == "If");
+  // Three levels: a cond in a loop in a cond, all using x and t from the top.
+  Output t = b.scalar(0.5f, "t");
+  Output deep = b.cond(
+      p,
+      [&] {
+        return Vars{b.while_loop([&](const Vars& v) { return b.less(v[0], x); },
+                                 [&](const Vars& v) {
+                                   Output step = b.cond(b.greater(v[0], t), [&] { return Vars{b.add(t, t)}; },
+                                                        [&] { return Vars{t}; })[0];
+                                   return Vars{b.add(v[0], step)};
+                                 },
+                                 {b.scalar(0.0f)})[0]};
+      },
+      [&] { return Vars{b.mul(x, t)}; })[0];
+  // The outer If takes the predicate, x and t.
+  BOOST_TEST(b.graph().node(deep.node).inputs.size() == 3u);
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  for (const Mode& m : modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto s = make_session(*g, m);
+      for (float xv : {-1.0f, 5.0f, 20.0f}) {
+        for (bool pv : {true, false}) {
+          BOOST_TEST_CONTEXT("x " << xv << ", p " << pv) {
+            const actors::Feeds feeds{{"x", Tensor::scalar(xv)}, {"p", Tensor::scalar(pv)}};
+            auto r = s->run(feeds, {}, {checked.control().name()});
+            const bool holds = pv ? xv > 0 : xv < 10;
+            BOOST_TEST(r.ok() == holds, r.status().to_string());
+            if (!holds) BOOST_TEST(r.status().code() == ops::Error::invalid_argument);
+            float want = xv * 0.5f;
+            if (pv) {
+              want = 0;
+              while (want < xv) want += want > 0.5f ? 1.0f : 0.5f;
+            }
+            auto out = must_run(*s, feeds, {deep.name()});
+            BOOST_TEST(out[0].scalar_value<float>() == want);
+          }
+        }
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
