@@ -147,7 +147,8 @@ Status GraphBuilder::write_function(GraphBuilder& fb, const std::string& name, c
 
 namespace {
 
-// The outside values any of `fbs` captured, each once, in order.
+// The outside values the functions of one construct captured (their
+// capture orders), each once, in order: the extra inputs of its node.
 std::vector<Output> union_of_captures(const std::vector<std::vector<Output>>& orders) {
   std::vector<Output> all;
   std::set<CaptureKey> seen;
@@ -196,15 +197,15 @@ Outputs GraphBuilder::cond_tf2(Output pred, const BranchFn& true_fn, const Branc
     const std::vector<Output> captured =
         union_of_captures({bodies[0].fb->capture_order_, bodies[1].fb->capture_order_});
     std::vector<std::string> names;
-    for (const char* which : {"_true", "_false"}) {
-      FunctionBody& body = bodies[names.size()];
+    const char* suffixes[] = {"_true", "_false"};
+    for (size_t i = 0; i < 2; ++i) {
       std::vector<Output> args;
       for (const Output& x : captured) {
-        TF_ASSIGN_OR_RETURN(Output a, body.fb->resolve(x));
+        TF_ASSIGN_OR_RETURN(Output a, bodies[i].fb->resolve(x));
         args.push_back(a);
       }
-      names.push_back(new_function_name(node + which));
-      TF_RETURN_IF_ERROR(write_function(*body.fb, names.back(), args, body.results).with_prefix(where + ": "));
+      names.push_back(new_function_name(node + suffixes[i]));
+      TF_RETURN_IF_ERROR(write_function(*bodies[i].fb, names.back(), args, bodies[i].results).with_prefix(where + ": "));
     }
     const bool stateful = is_stateful_function(graph_, names[0]) || is_stateful_function(graph_, names[1]);
     std::vector<Output> inputs{p};

@@ -441,4 +441,32 @@ BOOST_AUTO_TEST_CASE(branches_that_return_nothing_run_their_stateful_nodes) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(the_example_of_docs_tf2) {
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float32, {false, {}}, "x");
+  Output n = b.placeholder(DType::int32, {false, {}}, "n");
+  Output p = b.placeholder(DType::boolean, {false, {}}, "p");
+  // StatelessIf(p, x): cond_true_0(x) = x * 2, cond_false_1(x) = -x
+  Output y = b.cond(p, [&] { return Vars{x * 2.0}; }, [&] { return Vars{-x}; })[0];
+  // StatelessWhile(0, 0.0, n, x): returns 2 of its 4 outputs
+  Outputs loop = b.while_loop([&](const Vars& v) { return v[0] < n; },
+                              [&](const Vars& v) { return Vars{v[0] + 1.0, v[1] + x}; },
+                              {b.scalar<int32_t>(0), b.scalar(0.0f)});
+  const graph::Node& if_node = b.graph().node(y.node);
+  const graph::Node& while_node = b.graph().node(loop[0].node);
+  BOOST_TEST(if_node.op == "StatelessIf");
+  BOOST_TEST(if_node.attr<ops::NameAttrList>("then_branch")->name == "cond_true_0");
+  BOOST_TEST(while_node.op == "StatelessWhile");
+  BOOST_TEST(while_node.inputs.size() == 4u);
+  BOOST_TEST(loop.size() == 2u);
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  auto s = make_session(*g, modes()[2]);
+  auto out = must_run(*s, {{"x", Tensor::scalar(1.25f)}, {"n", Tensor::scalar<int32_t>(4)}, {"p", Tensor::scalar(false)}},
+                      {y.name(), loop[0].name(), loop[1].name()});
+  BOOST_TEST(out[0].scalar_value<float>() == -1.25f);
+  BOOST_TEST(out[1].scalar_value<int32_t>() == 4);
+  BOOST_TEST(out[2].scalar_value<float>() == 4 * 1.25f);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
