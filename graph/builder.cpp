@@ -44,6 +44,10 @@ GraphBuilder::GraphBuilder(const ops::OpRegistry* registry)
   graph_.set_versions(Versions{kProducer, 0, {}});
 }
 
+GraphBuilder::GraphBuilder(Style style, const ops::OpRegistry* registry) : GraphBuilder(registry) {
+  style_ = style;
+}
+
 GraphBuilder::~GraphBuilder() = default;
 
 void GraphBuilder::record_error(Status s) {
@@ -64,6 +68,9 @@ Output GraphBuilder::make_output(NodeId node, int port) const {
 
 Expected<Graph> GraphBuilder::finish() {
   if (!ok()) return status_;
+  if (active_ != nullptr)
+    return Status(Error::failed_precondition,
+                  "finish() called while a branch or body function is being built");
   if (current_ != 0)
     return Status(Error::failed_precondition,
                   "finish() called while " + context_description(current_) + " is being built");
@@ -108,6 +115,7 @@ Expected<std::string> GraphBuilder::node_name(const NodeOptions& options,
 }
 
 GraphBuilder::NameScope GraphBuilder::name_scope(const std::string& name) {
+  if (GraphBuilder* t = forward_target()) return t->name_scope(name);
   scopes_.push_back(unique_name(scope_prefix(), name) + "/");
   return NameScope(this);
 }
@@ -283,23 +291,31 @@ Status GraphBuilder::check_input(const Output& x, const std::string& where) cons
 
 Outputs GraphBuilder::op(const std::string& op_name, const std::vector<Output>& inputs,
                          ops::AttrMap attrs, const NodeOptions& options) {
+  if (GraphBuilder* t = forward_target()) return t->op(op_name, inputs, std::move(attrs), options);
   if (!ok()) return {};
   auto name = node_name(options, op_name);
   if (!name.ok()) {
     record_error(name.status());
     return {};
   }
-  const std::string where = op_name + " " + quoted(*name);
+  return add_op(*name, op_name, inputs, std::move(attrs), options);
+}
+
+Outputs GraphBuilder::add_op(const std::string& name, const std::string& op_name,
+                             const std::vector<Output>& inputs, ops::AttrMap attrs,
+                             const NodeOptions& options) {
+  const std::string where = op_name + " " + quoted(name);
   const ops::OpDef* def = registry_->find(op_name);
   if (def == nullptr) {
-    fail(Error::not_found, "unknown op " + quoted(op_name) + " (building node " + quoted(*name) + ")");
+    fail(Error::not_found, "unknown op " + quoted(op_name) + " (building node " + quoted(name) + ")");
     return {};
   }
   auto build = [&]() -> Expected<NodeId> {
     std::vector<Output> in;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      TF_RETURN_IF_ERROR(check_input(inputs[i], where + " input " + std::to_string(i)));
-      TF_ASSIGN_OR_RETURN(Output x, capture(current_, inputs[i], where));
+      TF_ASSIGN_OR_RETURN(Output given, resolve(inputs[i]));
+      TF_RETURN_IF_ERROR(check_input(given, where + " input " + std::to_string(i)));
+      TF_ASSIGN_OR_RETURN(Output x, capture(current_, given, where));
       in.push_back(x);
     }
     std::vector<DType> in_types;
@@ -307,7 +323,8 @@ Outputs GraphBuilder::op(const std::string& op_name, const std::vector<Output>& 
     for (const Output& x : in) in_types.push_back(x.dtype);
     TF_RETURN_IF_ERROR(infer_type_attrs(*def, in_types, attrs, where));
     std::vector<NodeId> control;
-    for (const Output& c : options.control_inputs) {
+    for (const Output& given : options.control_inputs) {
+      TF_ASSIGN_OR_RETURN(Output c, resolve(given));
       TF_RETURN_IF_ERROR(check_input(c, where + " control input"));
       TF_ASSIGN_OR_RETURN(NodeId dep, capture_control(current_, c.node, where));
       if (std::find(control.begin(), control.end(), dep) == control.end()) control.push_back(dep);
@@ -319,7 +336,7 @@ Outputs GraphBuilder::op(const std::string& op_name, const std::vector<Output>& 
       if (pivot.valid() && std::find(control.begin(), control.end(), pivot.node) == control.end())
         control.push_back(pivot.node);
     }
-    TF_ASSIGN_OR_RETURN(NodeId id, add_raw(*name, op_name, std::move(in), std::move(attrs),
+    TF_ASSIGN_OR_RETURN(NodeId id, add_raw(name, op_name, std::move(in), std::move(attrs),
                                            current_, std::move(control)));
     graph_.mutable_node(id).device = options.device;
     return id;
@@ -337,6 +354,7 @@ Outputs GraphBuilder::op(const std::string& op_name, const std::vector<Output>& 
 
 Output GraphBuilder::op1(const std::string& op_name, const std::vector<Output>& inputs,
                          ops::AttrMap attrs, const NodeOptions& options) {
+  if (GraphBuilder* t = forward_target()) return t->op1(op_name, inputs, std::move(attrs), options);
   Outputs out = op(op_name, inputs, std::move(attrs), options);
   if (ok() && out.size() != 1)
     fail(Error::invalid_argument, "op1: op " + op_name + " has " + std::to_string(out.size()) +

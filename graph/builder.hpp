@@ -14,6 +14,16 @@
 // edge from its pivot so that they live there. docs/construction.md shows
 // what each construct emits.
 //
+// In the TensorFlow 2 style (GraphBuilder::Style::tf2), cond(), while_loop()
+// and case_() emit functional ops instead — StatelessIf / If,
+// StatelessWhile / While, StatelessCase / Case — whose branches and bodies
+// are library functions. While a branch or body function runs, the builder
+// hands every node to a nested builder of that function (the loop body's
+// `vars` are that builder's arguments); a value of an enclosing builder used
+// there is captured as tf.function captures it: it becomes an argument of
+// the function and an extra input of the functional op (of a While, an extra
+// loop variable passed through unchanged). docs/tf2.md shows the forms.
+//
 // Errors do not interrupt construction code: the builder records the first
 // one (naming the node, op, cond or loop being built), later calls return
 // invalid handles, and finish() returns it. One builder is used by one
@@ -23,7 +33,9 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <variant>
@@ -121,11 +133,22 @@ struct WhileOptions {
 
 class GraphBuilder {
  public:
+  // How cond(), while_loop() and case_() build control flow: tf1 as
+  // TensorFlow 1.x's graph mode (Switch/Merge/Enter/Exit), tf2 as
+  // TensorFlow 2's tf.function (functional ops over library functions).
+  enum class Style { tf1, tf2 };
+
   // registry nullptr: ops::OpRegistry::global().
   explicit GraphBuilder(const ops::OpRegistry* registry = nullptr);
+  explicit GraphBuilder(Style style, const ops::OpRegistry* registry = nullptr);
   ~GraphBuilder();
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;
+
+  Style style() const { return style_; }
+  // Switches the style for the constructs built from now on (those built
+  // already keep their form); a builder may hold both.
+  void set_control_flow_style(Style style) { style_ = style; }
 
   bool ok() const { return status_.ok(); }
   // The first error, or ok.
@@ -235,19 +258,25 @@ class GraphBuilder {
                                 const GradientOptions& options = {});
 
   // --- control flow ----------------------------------------------------------
-  // tf.cond (v1): see the header comment and docs/construction.md. Both
+  // tf.cond: see the header comment and docs/construction.md. Both
   // branches must return as many tensors, of equal dtypes. `name` is the
-  // name scope ("cond" if empty).
+  // name scope ("cond" if empty); in the tf2 style, the If node's name, its
+  // branch functions being "<name>_true_<k>" and "<name>_false_<k>".
   Outputs cond(Output pred, const BranchFn& true_fn, const BranchFn& false_fn,
                const std::string& name = "");
-  // tf.while_loop (v1). The loop variables' dtypes are fixed; cond_fn must
-  // return a bool.
+  // tf.while_loop. The loop variables' dtypes are fixed; cond_fn must
+  // return a bool. In the tf2 style: a While node named options.name
+  // ("while") over functions "<name>_cond_<k>" and "<name>_body_<k>", with
+  // the parallel_iterations attr; maximum_iterations is, as in TensorFlow's
+  // while_v2, a counter loop variable and `counter < maximum_iterations` in
+  // the condition.
   Outputs while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body_fn,
                      const std::vector<Output>& loop_vars, const WhileOptions& options = {});
   // Branch `index` (an int32 scalar); an index out of range takes the last
   // branch, as TensorFlow's Case lowering does. Built as a chain of conds
   // (`index == 0`, else `index == 1`, ...), so the graph holds only the
-  // standard Switch/Merge primitives.
+  // standard Switch/Merge primitives. In the tf2 style: one StatelessCase
+  // (Case) node over functions "<name>_branch<i>_<k>".
   Outputs case_(Output index, const std::vector<BranchFn>& branches, const std::string& name = "");
   // --- TensorFlow 2 functions and functional control flow -------------------
   // (docs/tf2.md) Adds a library function built by `body` in a builder of its
@@ -300,6 +329,31 @@ class GraphBuilder {
   friend struct Output;
   struct Context;
   struct BuildingNode;
+  struct FunctionBody;
+
+  // --- the tf2 style (graph/builder_tf2.cpp) ---
+  // The innermost function builder nodes go to while a branch or body runs
+  // (nullptr when nodes go to this builder).
+  GraphBuilder* forward_target() const;
+  // Runs `fn` with a new function builder active; what it returns is
+  // resolved in that builder (captured if it comes from outside).
+  FunctionBody run_function(const std::vector<DType>& arg_types,
+                            const std::function<std::vector<Output>(const std::vector<Output>&)>& fn);
+  // In a function builder: x itself, or the argument that carries a value
+  // of an enclosing builder (made on first use).
+  Expected<Output> resolve(const Output& x);
+  // A library function name "<base>_<k>", unique in every builder's library.
+  std::string new_function_name(const std::string& base);
+  // Writes a function builder's graph into this builder's library.
+  Status write_function(GraphBuilder& fb, const std::string& name, const std::vector<Output>& args,
+                        const std::vector<Output>& rets);
+  Outputs cond_tf2(Output pred, const BranchFn& true_fn, const BranchFn& false_fn, const std::string& name);
+  Expected<Outputs> while_tf2(const std::string& node, const LoopCondFn& cond_fn, const LoopBodyFn& body_fn,
+                              const std::vector<Output>& loop_vars, int64_t parallel_iterations);
+  Outputs case_tf2(Output index, const std::vector<BranchFn>& branches, const std::string& name);
+  // op() with the node's full name already chosen.
+  Outputs add_op(const std::string& name, const std::string& op_name, const std::vector<Output>& inputs,
+                 ops::AttrMap attrs, const NodeOptions& options);
 
   void fail(Error code, const std::string& message);  // record_error
   Output invalid() const { return {}; }
@@ -355,6 +409,19 @@ class GraphBuilder {
   std::vector<int> node_context_;            // by NodeId
   // (context, node, port) -> the captured value in that context.
   std::map<std::tuple<int, NodeId, int>, Output> captured_;
+
+  // The tf2 style.
+  Style style_ = Style::tf1;
+  GraphBuilder* enclosing_ = nullptr;  // a function builder's: whose values it captures
+  GraphBuilder* active_ = nullptr;     // the function builder of the branch or body running
+  // A function builder's captures: (builder, node, port) of the outside
+  // value -> its argument here; and the outside values in capture order.
+  std::map<std::tuple<const GraphBuilder*, NodeId, int>, Output> fn_captures_;
+  std::vector<Output> capture_order_;
+  // Function builders stay alive with this one, so that their Outputs do.
+  std::vector<std::unique_ptr<GraphBuilder>> function_builders_;
+  int function_counter_ = 0;                 // the root builder's
+  std::set<std::string> function_names_;     // the root builder's: names given out
 };
 
 // Arithmetic and comparison on Outputs of one builder (AddV2, Sub, Mul,

@@ -55,7 +55,9 @@ std::vector<Output> GraphBuilder::run_branch(int c, const BranchFn& fn,
 
 Outputs GraphBuilder::cond(Output pred, const BranchFn& true_fn, const BranchFn& false_fn,
                            const std::string& name) {
+  if (GraphBuilder* t = forward_target()) return t->cond(pred, true_fn, false_fn, name);
   if (!ok()) return {};
+  if (style_ == Style::tf2) return cond_tf2(pred, true_fn, false_fn, name);
   const std::string scope = unique_name(scope_prefix(), name.empty() ? "cond" : name);
   const std::string where = "cond " + quoted(scope);
   if (Status s = check_input(pred, where + " predicate"); !s.ok()) {
@@ -229,14 +231,20 @@ Expected<Outputs> GraphBuilder::build_while(const std::string& scope, const Loop
 
 Outputs GraphBuilder::while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body_fn,
                                  const std::vector<Output>& loop_vars, const WhileOptions& options) {
+  if (GraphBuilder* t = forward_target()) return t->while_loop(cond_fn, body_fn, loop_vars, options);
   if (!ok()) return {};
   const std::string scope = unique_name(scope_prefix(), options.name.empty() ? "while" : options.name);
   const std::string where = "while loop " + quoted(scope);
   const int outer = current_;
   scopes_.push_back(scope + "/");
+  // tf1: a loop frame in name scope `scope`; tf2: a While node named `scope`.
+  auto build = [&](const LoopCondFn& c, const LoopBodyFn& b, const std::vector<Output>& v) {
+    return style_ == Style::tf2 ? while_tf2(scope, c, b, v, options.parallel_iterations)
+                                : build_while(scope, c, b, v, options.parallel_iterations);
+  };
   Expected<Outputs> result = Status(Error::internal, "unreachable");
   if (!options.maximum_iterations) {
-    result = build_while(scope, cond_fn, body_fn, loop_vars, options.parallel_iterations);
+    result = build(cond_fn, body_fn, loop_vars);
   } else {
     // TensorFlow's form: an int32 counter as loop variable 0, and the
     // condition `counter < maximum_iterations && cond(vars)`.
@@ -268,7 +276,7 @@ Outputs GraphBuilder::while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& bo
       out.insert(out.end(), next.begin(), next.end());
       return out;
     };
-    if (ok()) result = build_while(scope, counted_cond, counted_body, vars, options.parallel_iterations);
+    if (ok()) result = build(counted_cond, counted_body, vars);
     if (result.ok()) {
       std::vector<Output> exits(result->begin() + 1, result->end());
       result = Outputs(exits, result->control());
@@ -285,7 +293,9 @@ Outputs GraphBuilder::while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& bo
 
 Outputs GraphBuilder::case_(Output index, const std::vector<BranchFn>& branches,
                             const std::string& name) {
+  if (GraphBuilder* t = forward_target()) return t->case_(index, branches, name);
   if (!ok()) return {};
+  if (style_ == Style::tf2) return case_tf2(index, branches, name);
   const std::string scope = unique_name(scope_prefix(), name.empty() ? "case" : name);
   const std::string where = "case " + quoted(scope);
   if (Status s = check_input(index, where + " index"); !s.ok()) {

@@ -42,11 +42,12 @@ ops::NameAttrList func(const std::string& name) {
 
 std::string GraphBuilder::function(const std::string& name, const std::vector<DType>& types,
                                    const FunctionBodyFn& body) {
+  if (GraphBuilder* fb = forward_target()) return fb->function(name, types, body);
   if (!ok()) return {};
   std::string unique = name.empty() ? "function" : name;
   for (int k = 1; find_function(graph_, unique) != nullptr; ++k) unique = name + "_" + std::to_string(k);
   const std::string where = "function " + quoted(unique) + ": ";
-  GraphBuilder inner(registry_);
+  GraphBuilder inner(style_, registry_);
   inner.graph_.mutable_library() = graph_.library();
   std::vector<Output> args;
   for (size_t i = 0; i < types.size(); ++i)
@@ -82,6 +83,7 @@ std::string GraphBuilder::function(const std::string& name, const std::vector<DT
 
 Outputs GraphBuilder::call(const std::string& function_name, const std::vector<Output>& args,
                            const NodeOptions& options) {
+  if (GraphBuilder* fb = forward_target()) return fb->call(function_name, args, options);
   if (!ok()) return {};
   const tensorflow::FunctionDef* f = find_function(graph_, function_name);
   if (f == nullptr) {
@@ -95,6 +97,7 @@ Outputs GraphBuilder::call(const std::string& function_name, const std::vector<O
 
 Outputs GraphBuilder::functional_if(Output pred, const std::string& then_fn, const std::string& else_fn,
                                     const std::vector<Output>& args, const NodeOptions& options) {
+  if (GraphBuilder* fb = forward_target()) return fb->functional_if(pred, then_fn, else_fn, args, options);
   if (!ok()) return {};
   const tensorflow::FunctionDef* t = find_function(graph_, then_fn);
   const tensorflow::FunctionDef* e = find_function(graph_, else_fn);
@@ -118,6 +121,7 @@ Outputs GraphBuilder::functional_if(Output pred, const std::string& then_fn, con
 
 Outputs GraphBuilder::functional_case(Output index, const std::vector<std::string>& branch_fns,
                                       const std::vector<Output>& args, const NodeOptions& options) {
+  if (GraphBuilder* fb = forward_target()) return fb->functional_case(index, branch_fns, args, options);
   if (!ok()) return {};
   if (branch_fns.empty()) {
     fail(Error::invalid_argument, "Case: no branch functions");
@@ -151,6 +155,7 @@ Outputs GraphBuilder::functional_case(Output index, const std::vector<std::strin
 Outputs GraphBuilder::functional_while(const std::string& cond_fn, const std::string& body_fn,
                                        const std::vector<Output>& vars, int64_t parallel_iterations,
                                        const NodeOptions& options) {
+  if (GraphBuilder* fb = forward_target()) return fb->functional_while(cond_fn, body_fn, vars, parallel_iterations, options);
   if (!ok()) return {};
   const tensorflow::FunctionDef* c = find_function(graph_, cond_fn);
   const tensorflow::FunctionDef* b = find_function(graph_, body_fn);
@@ -166,6 +171,7 @@ Outputs GraphBuilder::functional_while(const std::string& cond_fn, const std::st
 
 Outputs GraphBuilder::for_loop(Output start, Output limit, Output delta, const std::string& body_fn,
                                const std::vector<Output>& vars, const NodeOptions& options) {
+  if (GraphBuilder* fb = forward_target()) return fb->for_loop(start, limit, delta, body_fn, vars, options);
   if (!ok()) return {};
   if (find_function(graph_, body_fn) == nullptr) {
     fail(Error::not_found, "For: no body function " + quoted(body_fn) + " in the library");

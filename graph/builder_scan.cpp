@@ -99,6 +99,7 @@ Outputs GraphBuilder::tensor_array_loop(const std::string& what, const std::stri
 Outputs GraphBuilder::map_fn(const MapFn& fn, const std::vector<Output>& elems,
                              const std::vector<DType>& out_dtypes, const std::string& name,
                              int64_t parallel_iterations) {
+  if (GraphBuilder* t = forward_target()) return t->map_fn(fn, elems, out_dtypes, name, parallel_iterations);
   std::vector<DType> collected = out_dtypes;
   if (collected.empty())
     for (const Output& e : elems) collected.push_back(ops::base_dtype(e.dtype));
@@ -111,6 +112,7 @@ Outputs GraphBuilder::map_fn(const MapFn& fn, const std::vector<Output>& elems,
 Outputs GraphBuilder::scan(const ScanFn& fn, const std::vector<Output>& elems,
                            const std::vector<Output>& initializer, const std::string& name,
                            int64_t parallel_iterations) {
+  if (GraphBuilder* t = forward_target()) return t->scan(fn, elems, initializer, name, parallel_iterations);
   std::vector<DType> collected;
   for (const Output& a : initializer) collected.push_back(ops::base_dtype(a.dtype));
   if (ok() && initializer.empty()) {

@@ -174,6 +174,7 @@ BOOST_AUTO_TEST_CASE(a_for_counts_up_and_down_and_refuses_a_zero_delta) {
                           {"delta", Tensor::scalar<int32_t>(0)}},
                          {"For:0"});
       BOOST_REQUIRE(!zero.ok());
+      BOOST_TEST((zero.status().code() == ops::Error::invalid_argument), zero.status().to_string());
       BOOST_TEST(zero.status().to_string().find("For 'For': delta must be non-zero") != std::string::npos,
                  zero.status().to_string());
       // A For in a While body: total = sum over j < n of sum of i*i, i < j.
