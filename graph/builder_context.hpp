@@ -11,6 +11,19 @@
 
 namespace tagflow::graph {
 
+// Attr values the functional ops take, for builder*.cpp.
+inline ops::AttrList type_list_attr(const std::vector<DType>& types) {
+  ops::AttrList l;
+  l.type = types;
+  return l;
+}
+
+inline ops::NameAttrList func_attr(const std::string& name) {
+  ops::NameAttrList f;
+  f.name = name;
+  return f;
+}
+
 struct GraphBuilder::Context {
   enum class Kind { root, branch, loop };
   Kind kind = Kind::root;

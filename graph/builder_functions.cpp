@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "graph/builder.hpp"
+#include "graph/builder_context.hpp"
 #include "graph/function_def_writer.hpp"
 #include "graph/proto/graph_def.pb.h"
 
@@ -14,28 +15,10 @@ namespace {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-const tensorflow::FunctionDef* find_function(const Graph& g, const std::string& name) {
-  for (const auto& f : g.library().function())
-    if (f.signature().name() == name) return &f;
-  return nullptr;
-}
-
 std::vector<DType> arg_types(const google::protobuf::RepeatedPtrField<tensorflow::OpDef::ArgDef>& args) {
   std::vector<DType> types;
   for (const auto& a : args) types.push_back(static_cast<DType>(static_cast<int>(a.type())));
   return types;
-}
-
-ops::AttrList type_list(const std::vector<DType>& types) {
-  ops::AttrList l;
-  l.type = types;
-  return l;
-}
-
-ops::NameAttrList func(const std::string& name) {
-  ops::NameAttrList f;
-  f.name = name;
-  return f;
 }
 
 }  // namespace
@@ -45,7 +28,7 @@ std::string GraphBuilder::function(const std::string& name, const std::vector<DT
   if (GraphBuilder* fb = forward_target()) return fb->function(name, types, body);
   if (!ok()) return {};
   std::string unique = name.empty() ? "function" : name;
-  for (int k = 1; find_function(graph_, unique) != nullptr; ++k) unique = name + "_" + std::to_string(k);
+  for (int k = 1; graph_.find_function(unique) != nullptr; ++k) unique = name + "_" + std::to_string(k);
   const std::string where = "function " + quoted(unique) + ": ";
   GraphBuilder inner(style_, registry_);
   inner.graph_.mutable_library() = graph_.library();
@@ -85,12 +68,12 @@ Outputs GraphBuilder::call(const std::string& function_name, const std::vector<O
                            const NodeOptions& options) {
   if (GraphBuilder* fb = forward_target()) return fb->call(function_name, args, options);
   if (!ok()) return {};
-  const tensorflow::FunctionDef* f = find_function(graph_, function_name);
+  const tensorflow::FunctionDef* f = graph_.find_function(function_name);
   if (f == nullptr) {
     fail(Error::not_found, "call: no function " + quoted(function_name) + " in the library");
     return {};
   }
-  ops::AttrMap attrs{{"Tout", type_list(arg_types(f->signature().output_arg()))}, {"f", func(function_name)}};
+  ops::AttrMap attrs{{"Tout", type_list_attr(arg_types(f->signature().output_arg()))}, {"f", func_attr(function_name)}};
   const bool stateful = f->signature().is_stateful();
   return op(stateful ? "StatefulPartitionedCall" : "PartitionedCall", args, std::move(attrs), options);
 }
@@ -99,8 +82,8 @@ Outputs GraphBuilder::functional_if(Output pred, const std::string& then_fn, con
                                     const std::vector<Output>& args, const NodeOptions& options) {
   if (GraphBuilder* fb = forward_target()) return fb->functional_if(pred, then_fn, else_fn, args, options);
   if (!ok()) return {};
-  const tensorflow::FunctionDef* t = find_function(graph_, then_fn);
-  const tensorflow::FunctionDef* e = find_function(graph_, else_fn);
+  const tensorflow::FunctionDef* t = graph_.find_function(then_fn);
+  const tensorflow::FunctionDef* e = graph_.find_function(else_fn);
   for (const auto& [f, role, fname] : {std::tuple{t, "then", &then_fn}, std::tuple{e, "else", &else_fn}})
     if (f == nullptr) {
       fail(Error::not_found, std::string("If: no ") + role + " function " + quoted(*fname) + " in the library");
@@ -116,7 +99,7 @@ Outputs GraphBuilder::functional_if(Output pred, const std::string& then_fn, con
   std::vector<Output> in{pred};
   in.insert(in.end(), args.begin(), args.end());
   return op(stateful ? "If" : "StatelessIf", in,
-            {{"Tout", type_list(tout)}, {"then_branch", func(then_fn)}, {"else_branch", func(else_fn)}}, options);
+            {{"Tout", type_list_attr(tout)}, {"then_branch", func_attr(then_fn)}, {"else_branch", func_attr(else_fn)}}, options);
 }
 
 Outputs GraphBuilder::functional_case(Output index, const std::vector<std::string>& branch_fns,
@@ -131,7 +114,7 @@ Outputs GraphBuilder::functional_case(Output index, const std::vector<std::strin
   std::vector<DType> tout;
   bool stateful = false;
   for (size_t b = 0; b < branch_fns.size(); ++b) {
-    const tensorflow::FunctionDef* f = find_function(graph_, branch_fns[b]);
+    const tensorflow::FunctionDef* f = graph_.find_function(branch_fns[b]);
     if (f == nullptr) {
       fail(Error::not_found, "Case: no function " + quoted(branch_fns[b]) + " in the library (branch " +
                                  std::to_string(b) + ")");
@@ -145,11 +128,11 @@ Outputs GraphBuilder::functional_case(Output index, const std::vector<std::strin
       return {};
     }
     stateful = stateful || f->signature().is_stateful();
-    branches.func.push_back(func(branch_fns[b]));
+    branches.func.push_back(func_attr(branch_fns[b]));
   }
   std::vector<Output> in{index};
   in.insert(in.end(), args.begin(), args.end());
-  return op(stateful ? "Case" : "StatelessCase", in, {{"Tout", type_list(tout)}, {"branches", branches}}, options);
+  return op(stateful ? "Case" : "StatelessCase", in, {{"Tout", type_list_attr(tout)}, {"branches", branches}}, options);
 }
 
 Outputs GraphBuilder::functional_while(const std::string& cond_fn, const std::string& body_fn,
@@ -157,15 +140,15 @@ Outputs GraphBuilder::functional_while(const std::string& cond_fn, const std::st
                                        const NodeOptions& options) {
   if (GraphBuilder* fb = forward_target()) return fb->functional_while(cond_fn, body_fn, vars, parallel_iterations, options);
   if (!ok()) return {};
-  const tensorflow::FunctionDef* c = find_function(graph_, cond_fn);
-  const tensorflow::FunctionDef* b = find_function(graph_, body_fn);
+  const tensorflow::FunctionDef* c = graph_.find_function(cond_fn);
+  const tensorflow::FunctionDef* b = graph_.find_function(body_fn);
   if (c == nullptr || b == nullptr) {
     fail(Error::not_found, "While: no function " + quoted(c == nullptr ? cond_fn : body_fn) + " in the library");
     return {};
   }
   const bool stateful = c->signature().is_stateful() || b->signature().is_stateful();
   return op(stateful ? "While" : "StatelessWhile", vars,
-            {{"cond", func(cond_fn)}, {"body", func(body_fn)}, {"parallel_iterations", parallel_iterations}},
+            {{"cond", func_attr(cond_fn)}, {"body", func_attr(body_fn)}, {"parallel_iterations", parallel_iterations}},
             options);
 }
 
@@ -173,13 +156,13 @@ Outputs GraphBuilder::for_loop(Output start, Output limit, Output delta, const s
                                const std::vector<Output>& vars, const NodeOptions& options) {
   if (GraphBuilder* fb = forward_target()) return fb->for_loop(start, limit, delta, body_fn, vars, options);
   if (!ok()) return {};
-  if (find_function(graph_, body_fn) == nullptr) {
+  if (graph_.find_function(body_fn) == nullptr) {
     fail(Error::not_found, "For: no body function " + quoted(body_fn) + " in the library");
     return {};
   }
   std::vector<Output> in{start, limit, delta};
   in.insert(in.end(), vars.begin(), vars.end());
-  return op("For", in, {{"body", func(body_fn)}}, options);
+  return op("For", in, {{"body", func_attr(body_fn)}}, options);
 }
 
 }  // namespace tagflow::graph

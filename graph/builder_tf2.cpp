@@ -9,6 +9,7 @@
 #include <set>
 
 #include "graph/builder.hpp"
+#include "graph/builder_context.hpp"
 #include "graph/function_def_writer.hpp"
 #include "graph/proto/graph_def.pb.h"
 
@@ -21,24 +22,6 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 using CaptureKey = std::tuple<const GraphBuilder*, NodeId, int>;
 
 CaptureKey key_of(const Output& x) { return {x.builder, x.node, x.port}; }
-
-bool in_library(const Graph& g, const std::string& name) {
-  for (const auto& f : g.library().function())
-    if (f.signature().name() == name) return true;
-  return false;
-}
-
-ops::AttrList type_list(const std::vector<DType>& types) {
-  ops::AttrList l;
-  l.type = types;
-  return l;
-}
-
-ops::NameAttrList func(const std::string& name) {
-  ops::NameAttrList f;
-  f.name = name;
-  return f;
-}
 
 std::vector<DType> dtypes_of(const std::vector<Output>& outs) {
   std::vector<DType> types;
@@ -95,7 +78,8 @@ std::string GraphBuilder::new_function_name(const std::string& base) {
   std::string name;
   do {
     name = clean + "_" + std::to_string(root->function_counter_++);
-  } while (root->function_names_.count(name) != 0 || in_library(graph_, name) || in_library(root->graph_, name));
+  } while (root->function_names_.count(name) != 0 || graph_.find_function(name) != nullptr ||
+           root->graph_.find_function(name) != nullptr);
   root->function_names_.insert(name);
   return name;
 }
@@ -211,7 +195,7 @@ Outputs GraphBuilder::cond_tf2(Output pred, const BranchFn& true_fn, const Branc
     std::vector<Output> inputs{p};
     inputs.insert(inputs.end(), captured.begin(), captured.end());
     Outputs out = add_op(node, stateful ? "If" : "StatelessIf", inputs,
-                         {{"Tout", type_list(tout)}, {"then_branch", func(names[0])}, {"else_branch", func(names[1])}},
+                         {{"Tout", type_list_attr(tout)}, {"then_branch", func_attr(names[0])}, {"else_branch", func_attr(names[1])}},
                          {});
     if (!ok()) return status_;
     // Branches that return nothing: the If node, as a control handle.
@@ -279,8 +263,8 @@ Expected<Outputs> GraphBuilder::while_tf2(const std::string& node, const LoopCon
   std::vector<Output> inputs = vars;
   inputs.insert(inputs.end(), captured.begin(), captured.end());
   Outputs out = add_op(node, stateful ? "While" : "StatelessWhile", inputs,
-                       {{"cond", func(cond_name)},
-                        {"body", func(body_name)},
+                       {{"cond", func_attr(cond_name)},
+                        {"body", func_attr(body_name)},
                         {"parallel_iterations", parallel_iterations}},
                        {});
   if (!ok()) return status_;
@@ -326,12 +310,12 @@ Outputs GraphBuilder::case_tf2(Output index, const std::vector<BranchFn>& branch
       const std::string fname = new_function_name(node + "_branch" + std::to_string(i));
       TF_RETURN_IF_ERROR(write_function(*bodies[i].fb, fname, args, bodies[i].results).with_prefix(where + ": "));
       stateful = stateful || is_stateful_function(graph_, fname);
-      fns.func.push_back(func(fname));
+      fns.func.push_back(func_attr(fname));
     }
     std::vector<Output> inputs{k};
     inputs.insert(inputs.end(), captured.begin(), captured.end());
     Outputs out = add_op(node, stateful ? "Case" : "StatelessCase", inputs,
-                         {{"Tout", type_list(dtypes_of(bodies[0].results))}, {"branches", fns}}, {});
+                         {{"Tout", type_list_attr(dtypes_of(bodies[0].results))}, {"branches", fns}}, {});
     if (!ok()) return status_;
     return Outputs(out.vector(), out.control());
   };

@@ -175,6 +175,12 @@ OutEdges Graph::out_edges(NodeId id) const {
   return OutEdges(base + out_start_[static_cast<size_t>(id)], base + out_start_[static_cast<size_t>(id) + 1]);
 }
 
+const tensorflow::FunctionDef* Graph::find_function(std::string_view name) const {
+  for (const auto& f : library_->function())
+    if (f.signature().name() == name) return &f;
+  return nullptr;
+}
+
 int Graph::num_outputs(NodeId id) const {
   const Node& n = node(id);
   if (n.def != nullptr) return static_cast<int>(n.output_types.size());
@@ -182,13 +188,11 @@ int Graph::num_outputs(NodeId id) const {
   if (!n.output_types.empty()) return static_cast<int>(n.output_types.size());
   // One it did not (functions are checked on demand) has them too, when
   // each output arg is one tensor.
-  for (const auto& f : library_->function()) {
-    if (f.signature().name() != n.op) continue;
+  if (const tensorflow::FunctionDef* f = find_function(n.op)) {
     bool single = true;
-    for (const auto& a : f.signature().output_arg())
+    for (const auto& a : f->signature().output_arg())
       single = single && a.number_attr().empty() && a.type_list_attr().empty();
-    if (single) return f.signature().output_arg_size();
-    break;
+    if (single) return f->signature().output_arg_size();
   }
   int highest = -1;
   for (const OutEdge& e : out_edges(id)) highest = std::max(highest, e.src_port);

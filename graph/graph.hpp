@@ -33,6 +33,7 @@
 #include "ops/status.hpp"
 
 namespace tensorflow {
+class FunctionDef;
 class FunctionDefLibrary;
 }
 
@@ -219,6 +220,8 @@ class Graph {
   // The function library, as imported (lowering in a later pass uses it).
   // Never null; empty when the GraphDef has none.
   const tensorflow::FunctionDefLibrary& library() const { return *library_; }
+  // The library function of that name, or nullptr (a linear search).
+  const tensorflow::FunctionDef* find_function(std::string_view name) const;
   tensorflow::FunctionDefLibrary& mutable_library();
   bool has_function(std::string_view name) const;
 

@@ -28,12 +28,6 @@ struct Resolved {
   ops::DTypes output_types;
 };
 
-const tensorflow::FunctionDef* find_function(const Graph& g, const std::string& name) {
-  for (const auto& f : g.library().function())
-    if (f.signature().name() == name) return &f;
-  return nullptr;
-}
-
 // The dtypes of a function signature's args, if each is one tensor of a
 // type fixed or given by the call's attrs; nullopt when an arg is a list.
 std::optional<std::vector<DType>> function_arg_types(
@@ -124,7 +118,7 @@ Status resolve_node(const Graph& g, const Node& n, const ValidateOptions& option
   if (const ops::OpDef* def = registry.find(n.op)) return resolve_op(n, *def, r);
   // allow_unknown_ops reads any graph: function calls are not checked then.
   if (options.allow_unknown_ops) return ok_status();
-  if (const tensorflow::FunctionDef* f = find_function(g, n.op))
+  if (const tensorflow::FunctionDef* f = g.find_function(n.op))
     return resolve_function_call(n, *f, r);
   return Status(Error::not_found, "unknown op " + quoted(n.op) + " in node " + quoted(n.name));
 }
