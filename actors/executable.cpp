@@ -77,10 +77,11 @@ Expected<NodeKind> kind_of(const graph::Node& n, const std::string& partition) {
 }  // namespace
 
 Expected<std::shared_ptr<const Executable>> Executable::build(graph::Graph g,
-                                                              std::string partition) {
+                                                              std::string partition,
+                                                              const FunctionKernels* functions) {
   std::vector<graph::Graph> graphs;
   graphs.push_back(std::move(g));
-  TF_ASSIGN_OR_RETURN(auto built, build_partitions(std::move(graphs), {std::move(partition)}));
+  TF_ASSIGN_OR_RETURN(auto built, build_partitions(std::move(graphs), {std::move(partition)}, functions));
   return std::move(built[0]);
 }
 
@@ -148,13 +149,13 @@ Expected<std::shared_ptr<const Executable>> Executable::build_partition(
 }
 
 Expected<std::vector<std::shared_ptr<const Executable>>> Executable::build_partitions(
-    std::vector<graph::Graph> graphs, std::vector<std::string> names) {
+    std::vector<graph::Graph> graphs, std::vector<std::string> names, const FunctionKernels* functions) {
   std::vector<std::shared_ptr<Executable>> execs;
   for (size_t p = 0; p < graphs.size(); ++p) {
     auto exec = std::make_shared<Executable>();
     exec->graph_ = std::move(graphs[p]);
     exec->partition_ = p < names.size() ? names[p] : fmt::format("partition{}", p);
-    TF_RETURN_IF_ERROR(exec->init());
+    TF_RETURN_IF_ERROR(exec->init(functions));
     execs.push_back(std::move(exec));
   }
   // Every Recv by its key, then every Send to its Recv.
@@ -203,7 +204,7 @@ Expected<std::vector<std::shared_ptr<const Executable>>> Executable::build_parti
   return out;
 }
 
-Status Executable::init() {
+Status Executable::init(const FunctionKernels* functions) {
   TF_ASSIGN_OR_RETURN(control_flow_, graph::analyze_control_flow(graph_));
   const int n = graph_.num_nodes();
   items_.resize(static_cast<size_t>(n));
@@ -234,7 +235,12 @@ Status Executable::init() {
     NodeItem& item = items_[static_cast<size_t>(id)];
     item.node_id = id;
     item.node = &node;
-    TF_ASSIGN_OR_RETURN(item.kind, kind_of(node, partition_));
+    item.calls_function = functions != nullptr && functions->runs(node);
+    if (item.calls_function) {
+      item.kind = NodeKind::ordinary;
+    } else {
+      TF_ASSIGN_OR_RETURN(item.kind, kind_of(node, partition_));
+    }
     item.num_inputs = static_cast<int>(node.inputs.size());
     if (item.kind == NodeKind::send || item.kind == NodeKind::recv) {
       static const std::string kNoKey;
@@ -250,7 +256,9 @@ Status Executable::init() {
     item.frame = control_flow_.frame_of[static_cast<size_t>(id)];
     item.expensive = is_expensive_op(node.op);
     if (item.expensive) ++num_expensive_;
-    if (item.kind == NodeKind::ordinary) {
+    if (item.calls_function) {
+      TF_ASSIGN_OR_RETURN(item.kernel, functions->make(node));
+    } else if (item.kind == NodeKind::ordinary) {
       ops::KernelInit init{node.name, node.attrs, node.input_types, node.output_types};
       auto kernel = node.def->make_kernel(init);
       if (!kernel.ok())

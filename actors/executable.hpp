@@ -114,6 +114,19 @@ struct NodeItem {
   // A Merge the partitioner made to learn whether any input is live: it
   // takes the first live input even under strict-merge.
   bool merge_first_live = false;
+  // A functional op run as written (actors/function_runtime.hpp): its
+  // kernel's errors already say where they happened.
+  bool calls_function = false;
+};
+
+// Makes the kernels of the functional nodes (If, While, calls, ...) that
+// run as written instead of being lowered (actors/function_runtime.hpp).
+class FunctionKernels {
+ public:
+  virtual ~FunctionKernels() = default;
+  // Whether `n` is a functional node this maker runs.
+  virtual bool runs(const graph::Node& n) const = 0;
+  virtual Expected<std::unique_ptr<ops::Kernel>> make(const graph::Node& n) const = 0;
 };
 
 // The per-iteration counters of one node instance (DESIGN.md §3).
@@ -161,14 +174,18 @@ class Executable {
   // Makes every kernel and lays out every frame. The graph must be
   // validated; errors (a kernel that cannot be made, an unsupported op)
   // name the node. `partition` names the partition in error messages.
+  // Functional nodes get their kernels from `functions` (when it runs
+  // them); without it they must have been lowered.
   static Expected<std::shared_ptr<const Executable>> build(graph::Graph g,
-                                                           std::string partition = "local");
+                                                           std::string partition = "local",
+                                                           const FunctionKernels* functions = nullptr);
   // The partitions of one graph, built together so that every `_Send` knows
   // the partition and `_Recv` its value goes to: a Send and a Recv match when
   // their tensor_name, send_device and recv_device agree. A Send or Recv
   // without exactly one partner is an error naming its key.
   static Expected<std::vector<std::shared_ptr<const Executable>>> build_partitions(
-      std::vector<graph::Graph> graphs, std::vector<std::string> names);
+      std::vector<graph::Graph> graphs, std::vector<std::string> names,
+      const FunctionKernels* functions = nullptr);
   // One partition of a step built alone (in the process that runs it): its
   // `_Send`s find their partition by recv_device among `devices`, the full
   // device names of the step's partitions in order; this one is `index`.
@@ -210,7 +227,7 @@ class Executable {
   std::shared_ptr<const trace::PartitionNames> trace_names() const;
 
  private:
-  Status init();
+  Status init(const FunctionKernels* functions = nullptr);
   void find_skippable_frames();
   void find_frames_that_run_iterations();
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "actors/function_runtime.hpp"
 #include "ops/memory_budget.hpp"
 #include "ops/resource.hpp"
 
@@ -305,6 +306,14 @@ void IterationState::trace_dead(const NodeItem& item, const ops::Tensor* in) con
 }
 
 Status IterationState::node_error(const NodeItem& item, const Status& s) const {
+  // A functional op run as written says itself where its error happened.
+  if (item.calls_function) return s;
+  if (ctx_->chain != nullptr) {
+    const IterationState& top = *ctx_->chain->top;
+    return Status(s.code(), fmt::format("{} '{}' ({} → node '{}') at tag {} on partition {}: {}", item.node->op,
+                                        item.node->name, to_string(*ctx_->chain), item.node->name,
+                                        top.tag_.to_string(), top.exec_->partition(), s.message()));
+  }
   return Status(s.code(), fmt::format("{} '{}' at tag {} on partition {}: {}", item.node->op,
                                       item.node->name, tag_.to_string(), exec_->partition(),
                                       s.message()));
@@ -403,6 +412,8 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
         } else {
           ops::KernelContext kctx(in, item.num_inputs, outp, item.num_outputs, ctx.resources,
                                   ctx.step_id, ctx.memory);
+          const KernelCall call{&ctx, this, &item};
+          if (item.calls_function) kctx.set_caller(&call);
           Status s = ops::run_kernel(*item.kernel, kctx);
           if (!s.ok()) return node_error(item, s);
           if (kctx.would_block()) return defer_blocking(ctx, item, in, out);

@@ -102,6 +102,8 @@ struct Outbox {
   }
 };
 
+struct CallChain;  // actors/function_runtime.hpp
+
 // What every iteration of a step shares: read-only for the step's length.
 struct StepContext {
   uint64_t step_id = 0;
@@ -116,6 +118,9 @@ struct StepContext {
   // How long a kernel that would block may wait, off the scheduler
   // threads; nullptr: such a kernel fails instead (a deterministic session).
   const ops::Waiting* waiting = nullptr;
+  // A function body run as written (actors/function_runtime.hpp): where the
+  // body is called from, which errors of its nodes name; nullptr at the top.
+  const CallChain* chain = nullptr;
 };
 
 class IterationState {
@@ -169,6 +174,9 @@ class IterationState {
   int64_t iteration() const { return tag_.iteration(); }
   FrameId frame() const { return frame_; }
   int64_t nodes_run() const { return nodes_run_; }
+  const Executable& executable() const { return *exec_; }
+  // Where this iteration is, for events.
+  trace::At at() const;
 
  private:
   Status activate_merge(const EdgeOut& e, ops::Tensor* value, bool dead);
@@ -182,7 +190,6 @@ class IterationState {
   bool batch_ready() const;
   Status finish_job(const KernelBatch& batch, KernelJob& job);
   Status node_error(const NodeItem& item, const Status& s) const;
-  trace::At at() const;
   void trace_dead(const NodeItem& item, const ops::Tensor* in) const;
   int merge_expected_inputs(const NodeItem& item) const;
 

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "actors/coordinator.hpp"
+#include "actors/function_runtime.hpp"
 #include "actors/network.hpp"
 #include "actors/partition_actor.hpp"
 #include "actors/partition_hosts.hpp"
@@ -213,6 +214,10 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
   TF_ASSIGN_OR_RETURN(o.memory_limit, resolve_memory_limit(o.memory_limit, config));
   o.strict_merge = o.strict_merge || config.strict_merge();
   o.iteration_actors = o.iteration_actors || config.iteration_actors();
+  if (!o.lower_functional) o.lower_functional = config.lower_functional();
+  if (!o.lower_functional) o.lower_functional = limits::kDefaultLowerFunctional;
+  // Partitions on other processes get graphs without function libraries.
+  if (!config.cluster().empty() || !o.cluster.empty()) o.lower_functional = true;
   return o;
 }
 
@@ -360,7 +365,7 @@ struct Session::Impl {
       p->partition_names.push_back(std::move(label));
       p->partition_places.push_back(std::move(place));
     }
-    TF_ASSIGN_OR_RETURN(p->execs, Executable::build_partitions(std::move(graphs), p->partition_names));
+    TF_ASSIGN_OR_RETURN(p->execs, Executable::build_partitions(std::move(graphs), p->partition_names, runtime.get()));
     for (const auto& exec : p->execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
     p->feeds = std::move(sg.feeds);
     for (const auto& exec : p->execs) p->reads_feed.push_back(feeds_read(*exec, feeds.size()));
@@ -484,6 +489,8 @@ struct Session::Impl {
   // The functions steps call, instantiated when a step first needs them
   // (prepare_mu held).
   std::unique_ptr<graph::FunctionInstantiator> functions;
+  // Runs the functional ops that are not lowered (lower_functional false).
+  std::unique_ptr<FunctionRuntime> runtime;
   std::map<std::string, std::shared_ptr<const Prepared>> prepared;
   std::map<std::string, std::shared_ptr<ops::ResourceManager>> resources;  // by local device
   std::optional<std::map<std::string, std::string>> resource_devices;  // node -> device
@@ -527,6 +534,14 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
   impl->functions = std::make_unique<graph::FunctionInstantiator>(impl->graph, *impl->options.max_nodes);
+  if (!*impl->options.lower_functional) {
+    FunctionRuntimeOptions fo;
+    fo.max_iterations = *impl->options.max_iterations;
+    fo.several_devices = impl->devices.size() > 1;
+    impl->runtime = std::make_unique<FunctionRuntime>(impl->graph, fo);
+    const FunctionRuntime* runtime = impl->runtime.get();
+    impl->functions->set_keep([runtime](const graph::Node& n) { return runtime->runs_as_written(n); });
+  }
   impl->devices = impl->options.devices;
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }

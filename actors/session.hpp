@@ -42,6 +42,9 @@ constexpr int64_t kDefaultMaxFrameDepth = 10'000;  // --max-frame-depth, [tagflo
 constexpr int64_t kMaxFrameDepth = 1'000'000;
 constexpr int64_t kMinMemoryLimit = int64_t{1} << 20;  // --memory-limit, [tagflow] memory-limit
 constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;  // (default: ops::default_memory_limit())
+// [graph] lower-functional, --lower / --no-lower: whichever is faster on
+// the benchmarks (docs/performance.md, "Functional ops run as written").
+constexpr bool kDefaultLowerFunctional = true;
 }  // namespace limits
 
 struct SessionOptions {
@@ -87,6 +90,12 @@ struct SessionOptions {
   // their iterations"); the configuration's `tagflow.iteration-actors` sets
   // it too.
   bool iteration_actors = false;
+  // Whether functional ops (If, While, Case, For, calls) are lowered to
+  // Switch/Merge/Enter/Exit before they run, or run as written
+  // (actors/function_runtime.hpp, docs/tf2.md); unset: the configuration's
+  // `[graph] lower-functional`, else the default (kDefaultLowerFunctional).
+  // Functional ops whose bodies cannot run as written are lowered anyway.
+  std::optional<bool> lower_functional;
   // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`
   // for tagflow's own keys) read into the session's actor system after the
   // embedded default (configs/local.ini); an unreadable file, an unknown key

@@ -64,8 +64,9 @@ const caf::config_option::meta_state* option_meta() {
 }
 
 template <class T>
-void add_option(caf::config_option_set& options, caf::string_view name, caf::string_view description) {
-  options.add(caf::config_option("tagflow", name, description, option_meta<T>()));
+void add_option(caf::config_option_set& options, caf::string_view name, caf::string_view description,
+                caf::string_view category = "tagflow") {
+  options.add(caf::config_option(category, name, description, option_meta<T>()));
 }
 
 // The strings of a list value; nothing if it is not a list of strings.
@@ -93,6 +94,8 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
   add_option<bool>(custom_options_, "strict-merge", "a second live input of a Merge is an error, not ignored");
   add_option<bool>(custom_options_, "iteration-actors",
                    "every loop iteration runs in an actor of its own, also in frames that run their iterations");
+  add_option<bool>(custom_options_, "lower-functional",
+                   "functional ops are lowered to Switch/Merge/Enter/Exit instead of running as written", "graph");
   add_option<int64_t>(custom_options_, "max-iterations", "iterations per frame instance; 0: no limit");
   add_option<int64_t>(custom_options_, "max-nodes", "nodes a graph may have, functional ops lowered");
   add_option<int64_t>(custom_options_, "max-frame-depth", "how deep frames may nest");
@@ -149,6 +152,10 @@ std::vector<std::string> SessionConfig::task_devices() const {
 }
 
 bool SessionConfig::strict_merge() const { return caf::get_or(content, "tagflow.strict-merge", false); }
+std::optional<bool> SessionConfig::lower_functional() const {
+  if (auto v = caf::get_if<bool>(&content, "graph.lower-functional")) return *v;
+  return std::nullopt;
+}
 bool SessionConfig::iteration_actors() const { return caf::get_or(content, "tagflow.iteration-actors", false); }
 
 std::string SessionConfig::source_of(const std::string& key) const {

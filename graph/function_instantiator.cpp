@@ -25,7 +25,10 @@ struct FunctionInstantiator::State {
   // By functional node: its expansion, the node's data inputs as kCallInput.
   std::unordered_map<std::string, std::vector<Item>> expansions;
   int64_t max_nodes = 0;
+  std::function<bool(const Node&)> keep;  // functional nodes left as they are
 };
+
+void FunctionInstantiator::set_keep(std::function<bool(const Node&)> keep) { state_->keep = std::move(keep); }
 
 FunctionInstantiator::FunctionInstantiator(const Graph& whole, int64_t max_nodes)
     : state_(std::make_unique<State>(whole)) {
@@ -40,13 +43,14 @@ Expected<bool> FunctionInstantiator::lower(Graph* step) {
   State& st = *state_;
   const Graph& g = *step;
   bool any = false;
-  for (const Node& n : g.nodes()) any = any || is_functional(n, st.lib);
+  auto lowers = [&](const Node& n) { return is_functional(n, st.lib) && !(st.keep && st.keep(n)); };
+  for (const Node& n : g.nodes()) any = any || lowers(n);
   if (!any) return false;
   std::vector<Item> items;
   items.reserve(static_cast<size_t>(g.num_nodes()));
   for (const Node& n : g.nodes()) {
     Item item = item_of(g, n);
-    if (!is_functional(n, st.lib)) {
+    if (!lowers(n)) {
       st.names.insert(n.name);  // a step's own nodes (_feed/0) are names too
       items.push_back(std::move(item));
       continue;

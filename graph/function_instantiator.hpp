@@ -6,6 +6,7 @@
 // under its lock (thread-compatible).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "graph/graph.hpp"
@@ -32,6 +33,10 @@ class FunctionInstantiator {
   // functional. Errors name the call chain. Over `max_nodes` nodes is
   // resource_exhausted.
   Expected<bool> lower(Graph* g);
+
+  // Functional nodes for which `keep` is true are left as they are (they
+  // run as written, actors/function_runtime.hpp); by default none.
+  void set_keep(std::function<bool(const Node&)> keep);
 
   // `s` with the first node it names that was lowered from a function body
   // named by its call chain instead ("node 'while/body/mul'" becomes

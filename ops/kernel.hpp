@@ -89,6 +89,12 @@ class KernelContext {
   void set_would_block() { would_block_ = true; }
   bool would_block() const { return would_block_; }
 
+  // What the executor that makes the call tells kernels that run
+  // functions (If, While, calls run as written): opaque here, defined by
+  // the executor (actors/function_runtime.hpp); nullptr for other callers.
+  const void* caller() const { return caller_; }
+  void set_caller(const void* c) { caller_ = c; }
+
  private:
   Tensor* inputs_;
   int num_inputs_;
@@ -98,6 +104,7 @@ class KernelContext {
   uint64_t step_id_;
   MemoryBudget* memory_;
   const Waiting* waiting_ = nullptr;
+  const void* caller_ = nullptr;
   bool would_block_ = false;
 };
 

@@ -63,6 +63,7 @@ struct RunArgs {
   std::optional<int64_t> max_nodes;
   std::optional<int64_t> max_frame_depth;
   bool strict_merge = false;
+  std::optional<bool> lower_functional;  // --lower / --no-lower
   std::string memory_limit;          // "4G"; empty: unset
   int64_t steps = 1;                 // the step (fetches, targets) runs this many times
   // A SavedModel directory as GRAPH: the meta graph's tag, the signature to

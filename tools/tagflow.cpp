@@ -106,6 +106,14 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--strict-merge", run.strict_merge,
                     "a second live input of a Merge in one tag is an error (default: ignored, "
                     "as in TensorFlow; also [tagflow] strict-merge)");
+  auto* lower = run_cmd->add_flag_function(
+      "--lower", [&run](int64_t) { run.lower_functional = true; },
+      "lower functional ops (If, While, Case, For, calls) to Switch/Merge/Enter/Exit before running them "
+      "(default: [graph] lower-functional, else as written)");
+  run_cmd->add_flag_function(
+             "--no-lower", [&run](int64_t) { run.lower_functional = false; },
+             "run functional ops as written, without lowering (docs/tf2.md)")
+      ->excludes(lower);
   run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
       ->check(CLI::PositiveNumber);
 

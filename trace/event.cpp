@@ -119,12 +119,43 @@ Event partition_down(uint64_t step, int32_t partition, std::string why) {
   return e;
 }
 
+Event call_started(const At& at, int32_t node, int32_t branch) {
+  Event e = at_event(Kind::call_started, at);
+  e.node = node;
+  e.port = branch;
+  return e;
+}
+
+Event call_done(const At& at, int32_t node, int32_t branch, int64_t duration_ns, std::string error) {
+  Event e = at_event(Kind::call_done, at);
+  e.node = node;
+  e.port = branch;
+  e.duration_ns = duration_ns;
+  e.text = std::move(error);
+  return e;
+}
+
+Event function_iteration_started(const At& at, int32_t node, int64_t iteration) {
+  Event e = at_event(Kind::function_iteration_started, at);
+  e.node = node;
+  e.key = static_cast<uint64_t>(iteration);
+  return e;
+}
+
+Event function_iteration_done(const At& at, int32_t node, int64_t iteration) {
+  Event e = at_event(Kind::function_iteration_done, at);
+  e.node = node;
+  e.key = static_cast<uint64_t>(iteration);
+  return e;
+}
+
 namespace {
 
 constexpr const char* kKindNames[] = {
     "step_started",      "step_done",   "frame_created",       "frame_done",     "iteration_started",
     "iteration_done",    "node_ran",    "value_dead",          "merge_input_ignored", "message_sent",
     "message_received",  "message_taken", "partition_up",      "partition_down",
+    "call_started",      "call_done",   "function_iteration_started", "function_iteration_done",
 };
 static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kNumKinds);
 

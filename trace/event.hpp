@@ -31,8 +31,18 @@ enum class Kind : uint8_t {
   message_taken,        // an actor took a message from its mailbox (replay, explorer)
   partition_up,         // the coordinator started watching a partition; `text`: its name
   partition_down,       // a watched partition went down; `text`: why
+  // A functional op run as written (docs/tf2.md): `node` is the calling
+  // node of the partition's graph; `port` the branch an If (0: else,
+  // 1: then) or Case took, -1 for calls and loops; call_done's `text` the
+  // error, if any, and `duration_ns` the call's time.
+  call_started,
+  call_done,
+  // An iteration of a While or For run as written: `node` the loop node,
+  // `key` the loop's own iteration number (its cond and its body).
+  function_iteration_started,
+  function_iteration_done,
 };
-inline constexpr int kNumKinds = 14;
+inline constexpr int kNumKinds = 18;
 
 // What a message carries.
 enum class MessageKind : uint8_t {
@@ -135,6 +145,10 @@ Event message_received(const At& at, MessageKind kind, const ActorRef& from, con
 Event message_taken(uint64_t step, const ActorRef& by, const ActorRef& from, MessageKind kind, uint64_t seq);
 Event partition_up(uint64_t step, int32_t partition, std::string name);
 Event partition_down(uint64_t step, int32_t partition, std::string why);
+Event call_started(const At& at, int32_t node, int32_t branch);
+Event call_done(const At& at, int32_t node, int32_t branch, int64_t duration_ns, std::string error);
+Event function_iteration_started(const At& at, int32_t node, int64_t iteration);
+Event function_iteration_done(const At& at, int32_t node, int64_t iteration);
 
 const char* to_string(Kind k);
 const char* to_string(MessageKind k);

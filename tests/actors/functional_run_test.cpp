@@ -243,6 +243,7 @@ BOOST_AUTO_TEST_CASE(a_case_takes_the_indexed_branch_and_the_last_when_out_of_ra
   }
 }
 
+// Lowered (SessionOptions::lower_functional), the While is the v1 loop.
 BOOST_AUTO_TEST_CASE(a_functional_while_behaves_like_its_v1_twin) {
   const float want = 8 * 64 * 64 * 64 * 0.0001f;
   for (const Mode& m : modes()) {
@@ -252,7 +253,9 @@ BOOST_AUTO_TEST_CASE(a_functional_while_behaves_like_its_v1_twin) {
         functional.mutable_node(functional.find("While")).attrs["parallel_iterations"] = int64_t{p};
         const actors::Feeds feeds = {{"n", Tensor::scalar<int32_t>(8)}, {"m", m64()}};
         std::vector<Tensor> fv, tv;
-        Trace f = trace_step(std::move(functional), m, feeds, {"While:0", "While:3"}, &fv);
+        actors::SessionOptions lowered;
+        lowered.lower_functional = true;
+        Trace f = trace_step(std::move(functional), m, feeds, {"While:0", "While:3"}, &fv, lowered);
         Trace t = trace_step(parse(v1_matmul_loop(p)), m, feeds, {"w/Exit", "w/acc_exit"}, &tv);
         BOOST_TEST(int_of(fv[0]) == int_of(tv[0]));
         BOOST_TEST(fv[1].scalar_value<float>() == tv[1].scalar_value<float>());

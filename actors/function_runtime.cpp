@@ -1,0 +1,519 @@
+// FunctionRuntime and the kernels of the functional ops run as written
+// (actors/function_runtime.hpp, docs/tf2.md "Running functional ops").
+#include "actors/function_runtime.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <utility>
+
+#include "graph/lowering.hpp"
+#include "graph/validate.hpp"
+#include "ops/op_def.hpp"
+
+namespace tagflow::actors {
+
+namespace {
+
+using ops::Error;
+using ops::NameAttrList;
+using ops::Tensor;
+
+enum class Kind { none, call, partitioned_call, if_op, case_op, while_op, for_op };
+
+Kind kind_of(const graph::Node& n, const graph::FunctionLibrary& lib) {
+  const std::string& op = n.op;
+  if (op == "If" || op == "StatelessIf" || op == "_If") return Kind::if_op;
+  if (op == "While" || op == "StatelessWhile" || op == "_While") return Kind::while_op;
+  if (op == "Case" || op == "StatelessCase") return Kind::case_op;
+  if (op == "For") return Kind::for_op;
+  if (op == "PartitionedCall" || op == "StatefulPartitionedCall") return Kind::partitioned_call;
+  if (n.def == nullptr && lib.find(op) != nullptr) return Kind::call;
+  return Kind::none;
+}
+
+// The functions `n` calls, each with the role its attr gives it.
+std::vector<std::pair<const char*, NameAttrList>> callees(const graph::Node& n, Kind kind) {
+  std::vector<std::pair<const char*, NameAttrList>> out;
+  auto func = [&](const char* role, const char* key) {
+    if (const NameAttrList* f = n.attr<NameAttrList>(key)) out.emplace_back(role, *f);
+  };
+  switch (kind) {
+    case Kind::none: break;
+    case Kind::call: {
+      NameAttrList f;
+      f.name = n.op;
+      f.attr = n.attrs;
+      out.emplace_back("function", std::move(f));
+      break;
+    }
+    case Kind::partitioned_call: func("function", "f"); break;
+    case Kind::if_op:
+      func("else_branch", "else_branch");
+      func("then_branch", "then_branch");
+      break;
+    case Kind::case_op:
+      if (const ops::AttrList* b = n.attr<ops::AttrList>("branches"))
+        for (const NameAttrList& f : b->func) out.emplace_back("branch", f);
+      break;
+    case Kind::while_op:
+      func("cond", "cond");
+      func("body", "body");
+      break;
+    case Kind::for_op: func("body", "body"); break;
+  }
+  return out;
+}
+
+// Instances are shared by calls whose function and attrs agree; attrs whose
+// names start with '_' (shapes, placement hints) do not change a body.
+std::string function_key(const NameAttrList& f) {
+  std::string key = f.name;
+  for (const auto& [name, value] : f.attr)
+    if (!name.empty() && name[0] != '_') key += fmt::format("|{}={}", name, value.to_string());
+  return key;
+}
+
+// TensorFlow's truth of a predicate: a scalar is true when non-zero; any
+// other tensor when it has elements.
+Expected<bool> to_bool(const Tensor& t) {
+  if (!t.shape().is_scalar()) return t.num_elements() > 0;
+  switch (ops::base_dtype(t.dtype())) {
+    case ops::DType::boolean: return t.data<bool>()[0];
+    case ops::DType::float32: return t.data<float>()[0] != 0;
+    case ops::DType::float64: return t.data<double>()[0] != 0;
+    case ops::DType::int32: return t.data<int32_t>()[0] != 0;
+    case ops::DType::int64: return t.data<int64_t>()[0] != 0;
+    case ops::DType::string: return !t.data<std::string>()[0].empty();
+    default:
+      return Status(Error::invalid_argument,
+                    fmt::format("a predicate of dtype {} has no truth value", ops::dtype_name(t.dtype())));
+  }
+}
+
+// Runs function bodies for one call of a functional kernel: the step
+// context a body sees (the caller's, without events and workers) and the
+// iteration states it reuses from one run to the next.
+class BodyRunner {
+ public:
+  BodyRunner(const KernelCall& call, const CallChain* parent_chain)
+      : call_(call) {
+    ctx_ = *call.step;
+    ctx_.events = nullptr;
+    ctx_.use_workers = false;
+    ctx_.waiting = nullptr;
+    ctx_.feeds = &args_;
+    chain_.parent = parent_chain;
+    chain_.node = &call.item->node->name;
+    chain_.top = parent_chain != nullptr ? parent_chain->top : call.state;
+    ctx_.chain = &chain_;
+  }
+
+  std::vector<Tensor>& args() { return args_; }
+
+  // Runs `body` (in `role`, at loop iteration `iteration` or -1) on args();
+  // its results replace *rets.
+  Status run(const FunctionRuntime::Body& body, const char* role, int64_t iteration, std::vector<Tensor>* rets,
+             IterationState* state) {
+    chain_.role = role;
+    chain_.function = &body.name;
+    chain_.iteration = iteration;
+    if (static_cast<int>(args_.size()) != body.num_args)
+      return Status(Error::invalid_argument,
+                    fmt::format("{} takes {} arguments, not {}", to_string(chain_), body.num_args, args_.size()));
+    state->reset(*body.exec, graph::kRootFrame, Tag(), ctx_);
+    rets->assign(static_cast<size_t>(body.num_rets), Tensor());
+    int got = 0;
+    Status s;
+    do {
+      s = state->run(ctx_, out_);
+      for (OutValue& v : out_.fetches) {
+        const NodeItem& item = body.exec->item(v.item);
+        if (v.dead)
+          return Status(Error::invalid_argument,
+                        fmt::format("{} returns a dead value as result {} (its _Retval '{}'); a function's "
+                                    "results must be live",
+                                    to_string(chain_), item.index, item.node->name));
+        (*rets)[static_cast<size_t>(item.index)] = std::move(v.value);
+        ++got;
+      }
+      out_.clear();
+    } while (s.ok() && state->has_ready());
+    if (!s.ok()) return s;
+    if (got != body.num_rets)
+      return Status(Error::internal,
+                    fmt::format("{} ended with {} of its {} results", to_string(chain_), got, body.num_rets));
+    return ops::ok_status();
+  }
+
+  const CallChain& chain() const { return chain_; }
+
+ private:
+  const KernelCall& call_;
+  StepContext ctx_;
+  CallChain chain_;
+  std::vector<Tensor> args_;
+  Outbox out_;
+};
+
+// The error of a functional kernel, saying where: "While 'loop' (node
+// 'outer' → body 'b' → node 'loop') at tag / on partition CPU:0: ...".
+Status call_error(const KernelCall& call, const Status& s) {
+  const graph::Node& n = *call.item->node;
+  const CallChain* parent = call.step->chain;
+  if (parent != nullptr) {
+    const IterationState& top = *parent->top;
+    return Status(s.code(), fmt::format("{} '{}' ({} → node '{}') at tag {} on partition {}: {}", n.op, n.name,
+                                        to_string(*parent), n.name, top.tag().to_string(),
+                                        top.executable().partition(), s.message()));
+  }
+  return Status(s.code(), fmt::format("{} '{}' at tag {} on partition {}: {}", n.op, n.name,
+                                      call.state->tag().to_string(), call.state->executable().partition(),
+                                      s.message()));
+}
+
+// Whether an error message already says where it happened (a body node's
+// error, made by IterationState::node_error or call_error).
+bool located(const Status& s) { return s.message().find(" at tag ") != std::string::npos; }
+
+// The functions whose bodies this thread is building.
+std::set<std::string>& building() {
+  thread_local std::set<std::string> keys;
+  return keys;
+}
+
+// Marks a function's body as being built on this thread for its lifetime.
+class Building {
+ public:
+  explicit Building(std::string key) : key_(std::move(key)) { building().insert(key_); }
+  ~Building() { building().erase(key_); }
+  Building(const Building&) = delete;
+  Building& operator=(const Building&) = delete;
+
+ private:
+  std::string key_;
+};
+
+// A functional op's kernel: resolves its functions' bodies on first use
+// (so that a function calling itself does not instantiate forever) and
+// runs them.
+class FunctionalKernel final : public ops::Kernel {
+ public:
+  FunctionalKernel(const FunctionRuntime& runtime, Kind kind, std::vector<std::pair<const char*, NameAttrList>> fns)
+      : runtime_(runtime), kind_(kind), fns_(std::move(fns)) {}
+
+  Status compute(ops::KernelContext& ctx) const override {
+    const auto* call = static_cast<const KernelCall*>(ctx.caller());
+    if (call == nullptr)
+      return Status(Error::failed_precondition, "a functional op run as written needs its executor's call");
+    std::call_once(once_, [this] { resolve(); });
+    if (!resolved_.ok()) return call_error(*call, resolved_);
+    trace::Sink* events = call->step->events;
+    const bool top = call->step->chain == nullptr;
+    const int64_t start = events != nullptr && top ? events->now_ns() : 0;
+    int32_t branch = -1;
+    Status s = run(ctx, *call, &branch);
+    if (events != nullptr && top)
+      events->record(trace::call_done(call->state->at(), call->item->node_id, branch, events->now_ns() - start,
+                                      s.ok() ? std::string() : s.message()));
+    if (s.ok() || located(s)) return s;
+    return call_error(*call, s);
+  }
+
+ private:
+  void resolve() const {
+    for (const auto& [role, f] : fns_) {
+      auto b = runtime_.body(f);
+      if (!b.ok()) {
+        resolved_ = b.status().with_prefix(fmt::format("{} '{}': ", role, f.name));
+        return;
+      }
+      bodies_.push_back(std::move(b).value());
+    }
+  }
+
+  void started(const KernelCall& call, int32_t branch) const {
+    trace::Sink* events = call.step->events;
+    if (events != nullptr && call.step->chain == nullptr)
+      events->record(trace::call_started(call.state->at(), call.item->node_id, branch));
+  }
+
+  Status finish(ops::KernelContext& ctx, std::vector<Tensor>& rets) const {
+    if (static_cast<int>(rets.size()) != ctx.num_outputs())
+      return Status(Error::invalid_argument,
+                    fmt::format("the function returns {} values where the node has {} outputs", rets.size(),
+                                ctx.num_outputs()));
+    for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, std::move(rets[static_cast<size_t>(i)]));
+    return ops::ok_status();
+  }
+
+  Status run(ops::KernelContext& ctx, const KernelCall& call, int32_t* branch) const {
+    BodyRunner runner(call, call.step->chain);
+    std::vector<Tensor>& args = runner.args();
+    std::vector<Tensor> rets;
+    IterationState state;
+    switch (kind_) {
+      case Kind::none: return Status(Error::internal, "not a functional op");
+      case Kind::call:
+      case Kind::partitioned_call: {
+        started(call, -1);
+        for (int i = 0; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[0], fns_[0].first, -1, &rets, &state));
+        return finish(ctx, rets);
+      }
+      case Kind::if_op: {
+        auto p = to_bool(ctx.input(0));
+        if (!p.ok()) return p.status().with_prefix("the predicate: ");
+        *branch = *p ? 1 : 0;
+        started(call, *branch);
+        for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
+        const size_t b = static_cast<size_t>(*branch);
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[b], fns_[b].first, -1, &rets, &state));
+        return finish(ctx, rets);
+      }
+      case Kind::case_op: {
+        const Tensor& index = ctx.input(0);
+        if (ops::base_dtype(index.dtype()) != ops::DType::int32 || !index.shape().is_scalar())
+          return Status(Error::invalid_argument,
+                        fmt::format("the branch index must be a scalar int32, not {} of shape {}",
+                                    ops::dtype_name(index.dtype()), index.shape().to_string()));
+        int64_t b = index.data<int32_t>()[0];
+        // TensorFlow's rule: an index out of range takes the last branch.
+        if (b < 0 || b >= static_cast<int64_t>(bodies_.size())) b = static_cast<int64_t>(bodies_.size()) - 1;
+        *branch = static_cast<int32_t>(b);
+        started(call, *branch);
+        for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[static_cast<size_t>(b)], "branch", -1, &rets, &state));
+        return finish(ctx, rets);
+      }
+      case Kind::while_op: return run_while(ctx, call, runner, state);
+      case Kind::for_op: return run_for(ctx, call, runner, state);
+    }
+    return ops::ok_status();
+  }
+
+  // Every `kCheckEvery` iterations a loop checks the step's deadline and
+  // cancellation, so that a step that timed out does not run on.
+  static constexpr int64_t kCheckEvery = 256;
+
+  Status check_loop(const KernelCall& call, int64_t iteration) const {
+    const int64_t limit = runtime_.options().max_iterations;
+    if (limit > 0 && iteration >= limit)
+      return Status(Error::resource_exhausted,
+                    fmt::format("the loop ran {} iterations, the limit (--max-iterations, [tagflow] max-iterations)",
+                                limit));
+    if (iteration % kCheckEvery == 0 && iteration > 0) {
+      if (const ops::Waiting* w = call.step->waiting) {
+        if (w->cancellation != nullptr && w->cancellation->cancelled())
+          return Status(Error::cancelled, fmt::format("the step was cancelled in iteration {}", iteration));
+        if (w->deadline != std::chrono::steady_clock::time_point::max() &&
+            std::chrono::steady_clock::now() > w->deadline)
+          return Status(Error::deadline_exceeded,
+                        fmt::format("the step exceeded its timeout (--timeout) in iteration {}", iteration));
+      }
+    }
+    return ops::ok_status();
+  }
+
+  void iteration_event(const KernelCall& call, int64_t i, bool done) const {
+    trace::Sink* events = call.step->events;
+    if (events == nullptr || call.step->chain != nullptr) return;
+    events->record(done ? trace::function_iteration_done(call.state->at(), call.item->node_id, i)
+                        : trace::function_iteration_started(call.state->at(), call.item->node_id, i));
+  }
+
+  Status run_while(ops::KernelContext& ctx, const KernelCall& call, BodyRunner& runner, IterationState& state) const {
+    started(call, -1);
+    const FunctionRuntime::Body& cond = *bodies_[0];
+    const FunctionRuntime::Body& body = *bodies_[1];
+    std::vector<Tensor> vars;
+    vars.reserve(static_cast<size_t>(ctx.num_inputs()));
+    for (int i = 0; i < ctx.num_inputs(); ++i) vars.push_back(ctx.input(i));
+    std::vector<Tensor> result;
+    IterationState body_state;
+    for (int64_t i = 0;; ++i) {
+      TF_RETURN_IF_ERROR(check_loop(call, i));
+      iteration_event(call, i, false);
+      runner.args() = vars;
+      TF_RETURN_IF_ERROR(runner.run(cond, "cond", i, &result, &state));
+      if (result.size() != 1)
+        return Status(Error::invalid_argument,
+                      fmt::format("cond '{}' returns {} values; it must return one predicate", cond.name,
+                                  result.size()));
+      auto go = to_bool(result[0]);
+      if (!go.ok()) return go.status().with_prefix(fmt::format("cond '{}': ", cond.name));
+      if (!*go) {
+        iteration_event(call, i, true);
+        break;
+      }
+      runner.args() = std::move(vars);
+      TF_RETURN_IF_ERROR(runner.run(body, "body", i, &vars, &body_state));
+      iteration_event(call, i, true);
+    }
+    return finish(ctx, vars);
+  }
+
+  // For(start, limit, delta, vars...): body(i, vars...) for i from start
+  // by delta while i < limit (delta > 0) or i > limit (delta < 0).
+  Status run_for(ops::KernelContext& ctx, const KernelCall& call, BodyRunner& runner, IterationState& state) const {
+    for (int k = 0; k < 3; ++k) {
+      const Tensor& t = ctx.input(k);
+      if (ops::base_dtype(t.dtype()) != ops::DType::int32 || !t.shape().is_scalar())
+        return Status(Error::invalid_argument,
+                      fmt::format("{} must be a scalar int32, not {} of shape {}",
+                                  k == 0 ? "start" : k == 1 ? "limit" : "delta", ops::dtype_name(t.dtype()),
+                                  t.shape().to_string()));
+    }
+    const int64_t start = ctx.input(0).data<int32_t>()[0];
+    const int64_t limit = ctx.input(1).data<int32_t>()[0];
+    const int64_t delta = ctx.input(2).data<int32_t>()[0];
+    if (delta == 0)
+      return Status(Error::invalid_argument, fmt::format("For '{}': delta must be non-zero", call.item->node->name));
+    started(call, -1);
+    const FunctionRuntime::Body& body = *bodies_[0];
+    std::vector<Tensor> vars;
+    for (int i = 3; i < ctx.num_inputs(); ++i) vars.push_back(ctx.input(i));
+    int64_t n = 0;
+    for (int64_t i = start; delta > 0 ? i < limit : i > limit; i += delta, ++n) {
+      TF_RETURN_IF_ERROR(check_loop(call, n));
+      iteration_event(call, n, false);
+      std::vector<Tensor>& args = runner.args();
+      args.clear();
+      args.push_back(Tensor::scalar<int32_t>(static_cast<int32_t>(i)));
+      for (Tensor& v : vars) args.push_back(std::move(v));
+      TF_RETURN_IF_ERROR(runner.run(body, "body", n, &vars, &state));
+      iteration_event(call, n, true);
+    }
+    return finish(ctx, vars);
+  }
+
+  const FunctionRuntime& runtime_;
+  Kind kind_;
+  std::vector<std::pair<const char*, NameAttrList>> fns_;
+  mutable std::once_flag once_;
+  mutable Status resolved_;
+  mutable std::vector<std::shared_ptr<const FunctionRuntime::Body>> bodies_;
+};
+
+}  // namespace
+
+std::string to_string(const CallChain& chain) {
+  std::string here = fmt::format("node '{}' → {} '{}'", *chain.node, chain.role, *chain.function);
+  if (chain.iteration >= 0) here += fmt::format(" (iteration {})", chain.iteration);
+  return chain.parent != nullptr ? to_string(*chain.parent) + " → " + here : here;
+}
+
+FunctionRuntime::FunctionRuntime(const graph::Graph& whole, FunctionRuntimeOptions options)
+    : whole_(whole), lib_(whole.library()), options_(options) {}
+
+FunctionRuntime::~FunctionRuntime() = default;
+
+bool FunctionRuntime::runs(const graph::Node& n) const { return runs_as_written(n); }
+
+Expected<std::unique_ptr<ops::Kernel>> FunctionRuntime::make(const graph::Node& n) const {
+  const Kind kind = kind_of(n, lib_);
+  if (kind == Kind::none)
+    return Status(Error::internal, fmt::format("node '{}' ({}) is not a functional op", n.name, n.op));
+  return std::unique_ptr<ops::Kernel>(new FunctionalKernel(*this, kind, callees(n, kind)));
+}
+
+bool FunctionRuntime::runs_as_written(const graph::Node& n) const {
+  const Kind kind = kind_of(n, lib_);
+  if (kind == Kind::none) return false;
+  std::set<std::string> visiting;
+  for (const auto& [role, f] : callees(n, kind))
+    if (!reaches_only_inline(f, &visiting)) return false;
+  return true;
+}
+
+bool FunctionRuntime::reaches_only_inline(const NameAttrList& f, std::set<std::string>* visiting) const {
+  const std::string key = function_key(f);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = inline_.find(key);
+    if (it != inline_.end()) return it->second;
+  }
+  // A function that (through others) calls itself is lowered, which says
+  // so; so is one whose body is being built on this thread (the same).
+  if (!visiting->insert(key).second || building().count(key) != 0) return false;
+  bool ok = false;
+  auto b = body(f);
+  if (b.ok()) {
+    const Executable& exec = *(*b)->exec;
+    ok = !exec.has_control_flow() && !exec.has_recvs() && exec.num_blocking() == 0;
+    for (const NodeItem& item : exec.items()) {
+      if (!ok) break;
+      const graph::Node& node = *item.node;
+      if (item.kind != NodeKind::ordinary && item.kind != NodeKind::arg && item.kind != NodeKind::retval &&
+          item.kind != NodeKind::switch_op && item.kind != NodeKind::merge)
+        ok = false;
+      else if (options_.several_devices && !node.device.empty())
+        ok = false;
+      else if (item.calls_function)
+        for (const auto& [role, g] : callees(node, kind_of(node, lib_)))
+          if (!reaches_only_inline(g, visiting)) ok = false;
+    }
+  }
+  visiting->erase(key);
+  std::lock_guard<std::mutex> lock(mu_);
+  inline_[key] = ok;
+  return ok;
+}
+
+Expected<std::shared_ptr<const FunctionRuntime::Body>> FunctionRuntime::body(const NameAttrList& f) const {
+  const std::string key = function_key(f);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = bodies_.find(key);
+    if (it != bodies_.end()) return it->second;
+  }
+  const tensorflow::FunctionDef* def = lib_.find(f.name);
+  if (def == nullptr)
+    return Status(Error::not_found, fmt::format("no function '{}' in the graph's library", f.name));
+  if (building().count(key) != 0)
+    return Status(Error::invalid_argument, fmt::format("function '{}' calls itself", f.name));
+  Building guard(key);
+  const ops::AttrMap attrs = graph::with_signature_defaults(*def, f.attr);
+  TF_ASSIGN_OR_RETURN(std::vector<ops::DType> in_types, lib_.input_types(*def, attrs));
+  TF_ASSIGN_OR_RETURN(std::vector<ops::DType> out_types, lib_.output_types(*def, attrs));
+  std::vector<graph::NamedEndpoint> args;
+  std::vector<graph::Item> items;
+  auto io_node = [](std::string name, const char* op, ops::DType t, size_t index) {
+    graph::Item item;
+    item.spec.node.name = std::move(name);
+    item.spec.node.op = op;
+    item.spec.node.attrs["T"] = t;
+    item.spec.node.attrs["index"] = static_cast<int64_t>(index);
+    item.spec.node.attrs["_step_io"] = true;
+    return item;
+  };
+  for (size_t i = 0; i < in_types.size(); ++i) {
+    std::string name = fmt::format("_arg/{}", i);
+    args.push_back({name, 0});
+    items.push_back(io_node(std::move(name), "_Arg", in_types[i], i));
+  }
+  TF_ASSIGN_OR_RETURN(graph::FunctionBody fb,
+                      lib_.instantiate(*def, attrs, args, [](const std::string& name) { return name; }));
+  for (graph::NodeSpec& spec : fb.nodes) {
+    graph::Item item;
+    item.spec = std::move(spec);
+    items.push_back(std::move(item));
+  }
+  for (size_t i = 0; i < fb.rets.size(); ++i) {
+    graph::Item ret = io_node(fmt::format("_ret/{}", i), "_Retval", i < out_types.size() ? out_types[i] : ops::DType::invalid, i);
+    ret.spec.inputs.push_back(fb.rets[i]);
+    items.push_back(std::move(ret));
+  }
+  TF_ASSIGN_OR_RETURN(graph::Graph g, graph::build_graph(items, whole_));
+  TF_RETURN_IF_ERROR(graph::validate(g));
+  auto built = std::make_shared<Body>();
+  built->name = f.name;
+  built->num_args = static_cast<int>(in_types.size());
+  built->num_rets = static_cast<int>(fb.rets.size());
+  TF_ASSIGN_OR_RETURN(built->exec, Executable::build(std::move(g), "function '" + f.name + "'", this));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = bodies_.emplace(key, std::move(built));
+  return it->second;
+}
+
+}  // namespace tagflow::actors
