@@ -15,6 +15,7 @@
 // node's inputs). A loop variable the body passes through has its own
 // gradient added to what each iteration gives it, so it gets the sum over
 // the iterations; with no iteration, the gradients pass through unchanged.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -227,6 +228,13 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
                                             std::to_string(b.rets.size()) + " results for " + std::to_string(n) +
                                             " loop variables");
   TF_RETURN_IF_ERROR(differentiate(b, p.grads, options).with_prefix(where));
+  for (int i = 0; i < n; ++i)
+    if (b.dxs[static_cast<size_t>(i)].node != kNoNode &&
+        std::find(p.grads.begin(), p.grads.end(), i) == p.grads.end())
+      return Status(Error::unimplemented,
+                    where + "loop variable " + std::to_string(i) + " (" + ops::dtype_name(p.types[static_cast<size_t>(i)]) +
+                        ") carries a gradient from one iteration to the one before, but its output has none to "
+                        "start from");
   g.mutable_library() = b.g.library();  // with the functions its gradient made
 
   for (const Endpoint& e : b.intermediates) p.accumulated.push_back(e);

@@ -355,4 +355,30 @@ BOOST_AUTO_TEST_CASE(a_matmul_body) {
   check_program(p, true);
 }
 
+BOOST_AUTO_TEST_CASE(an_op_without_gradient_in_the_body_is_an_error_naming_the_body) {
+  // v = Prod(v * x, axes) 3 times: Prod has no gradient.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  graph::WhileOptions o;
+  o.name = "loop";
+  Output out = b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(3)); },
+                            [&](const Vars& v) {
+                              Output prod = b.op1("Prod", {b.mul(v[1], x), b.scalar<int32_t>(0)});
+                              return Vars{b.add(v[0], b.scalar<int32_t>(1)), prod};
+                            },
+                            {b.scalar<int32_t>(0), x}, o)[1];
+  Program p = finish(b, {"x"}, {scalar(0.5)}, out);
+  graph::Graph g = p.g;
+  const graph::Graph before = g;
+  graph::GradientOptions go;
+  go.functional = true;
+  auto r = graph::gradients(g, {endpoint(g, p.y)}, {endpoint(g, "x")}, {}, go);
+  BOOST_REQUIRE(!r.ok());
+  const std::string m = r.status().to_string();
+  BOOST_TEST(m.find("node 'loop'") != std::string::npos, m);
+  BOOST_TEST(m.find("body 'loop_body") != std::string::npos, m);
+  BOOST_TEST(m.find("op Prod") != std::string::npos, m);
+  BOOST_TEST(g.equals(before));  // a failure leaves the graph as it was
+}
+
 BOOST_AUTO_TEST_SUITE_END()
