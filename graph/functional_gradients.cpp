@@ -1,5 +1,6 @@
 // Gradients of function calls, If and Case as functional ops
-// (graph/functional_gradients.hpp, docs/gradients.md "Functional ops").
+// (graph/functional_gradients.hpp, docs/gradients.md "Functional ops"), and
+// what they share with those of While (graph/functional_gradients_internal.hpp).
 //
 // Per called function: its body is instantiated as a graph (one
 // Placeholder per argument), a Placeholder per result that has a gradient
@@ -15,6 +16,7 @@
 
 #include "graph/control_flow.hpp"
 #include "graph/function_def_writer.hpp"
+#include "graph/functional_gradients_internal.hpp"
 #include "graph/function_library.hpp"
 #include "graph/lowering.hpp"
 #include "graph/proto/graph_def.pb.h"
@@ -22,21 +24,9 @@
 
 namespace tagflow::graph {
 
-namespace {
+namespace functional_detail {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-enum class Kind { none, call, partitioned_call, if_op, case_op };
-
-Kind kind_of(const Node& n, const Graph& g) {
-  if (n.op == "If" || n.op == "StatelessIf" || n.op == "_If") return Kind::if_op;
-  if (n.op == "Case" || n.op == "StatelessCase") return Kind::case_op;
-  if (n.op == "PartitionedCall" || n.op == "StatefulPartitionedCall") return Kind::partitioned_call;
-  if (n.def == nullptr && g.has_function(n.op)) return Kind::call;
-  return Kind::none;
-}
-
-bool branches_kind(Kind k) { return k == Kind::if_op || k == Kind::case_op; }
 
 ops::NameAttrList func(const std::string& name) {
   ops::NameAttrList f;
@@ -50,63 +40,11 @@ ops::AttrList type_list(const std::vector<DType>& types) {
   return l;
 }
 
-// The functions the node calls (one per branch), with the role its attr
-// gives each ("then_branch", "branches[1]", ...).
-Expected<std::vector<std::pair<std::string, ops::NameAttrList>>> callees(const Node& n, Kind kind) {
-  std::vector<std::pair<std::string, ops::NameAttrList>> out;
-  auto one = [&](const char* key) -> Status {
-    const ops::NameAttrList* f = n.attr<ops::NameAttrList>(key);
-    if (f == nullptr)
-      return Status(Error::invalid_graph, "node " + quoted(n.name) + " (" + n.op + ") has no function attr " + key);
-    out.emplace_back(key, *f);
-    return ok_status();
-  };
-  switch (kind) {
-    case Kind::call: {
-      ops::NameAttrList f = func(n.op);
-      f.attr = n.attrs;
-      out.emplace_back("function", std::move(f));
-      break;
-    }
-    case Kind::partitioned_call: TF_RETURN_IF_ERROR(one("f")); break;
-    case Kind::if_op:
-      TF_RETURN_IF_ERROR(one("then_branch"));
-      TF_RETURN_IF_ERROR(one("else_branch"));
-      break;
-    case Kind::case_op: {
-      const ops::AttrList* l = n.attr<ops::AttrList>("branches");
-      if (l == nullptr || l->func.empty())
-        return Status(Error::invalid_graph, "node " + quoted(n.name) + " (" + n.op + ") has no branches");
-      for (size_t b = 0; b < l->func.size(); ++b) out.emplace_back("branches[" + std::to_string(b) + "]", l->func[b]);
-      break;
-    }
-    case Kind::none: break;
-  }
-  return out;
-}
-
 std::string unique_function(const Graph& g, const std::string& base) {
   std::string name = base;
   for (int k = 1; g.has_function(name); ++k) name = base + "_" + std::to_string(k);
   return name;
 }
-
-// One called function instantiated as a graph, and its gradient there.
-struct Body {
-  Graph g;
-  std::vector<NodeId> args;           // Placeholders, one per flat argument
-  std::vector<Endpoint> rets;         // one per flat result
-  std::vector<std::string> control_rets;
-  bool stateful = false;
-  NodeId forward = 0;                 // nodes below this id are the forward body
-  std::vector<NodeId> dys;            // Placeholders of the results' gradients
-  std::vector<Endpoint> dxs;          // per argument; node kNoNode: none
-  std::vector<Endpoint> intermediates;  // forward values the gradient reads
-  std::set<int> read_args;            // arguments the gradient reads
-  std::map<NodeId, int> arg_index;
-
-  NodeId first_gradient() const { return forward + static_cast<NodeId>(dys.size()); }
-};
 
 DType out_type(const Graph& g, Endpoint e) {
   const Node& n = g.node(e.node);
@@ -164,8 +102,6 @@ Expected<Body> instantiate_body(const Graph& outer, const ops::NameAttrList& cal
   return b;
 }
 
-// Adds the results' gradient Placeholders and the gradient of the results
-// with respect to the arguments.
 Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOptions& options) {
   TF_ASSIGN_OR_RETURN(ControlFlowInfo cf, analyze_control_flow(b.g));
   if (cf.frames.size() > 1)
@@ -203,10 +139,28 @@ Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOp
   TF_ASSIGN_OR_RETURN(GradientResult r, gradients(b.g, ys, xs, grad_ys, o));
   for (size_t k = 0; k < which.size(); ++k) b.dxs[which[k]] = r.dxs[k];
 
+  // The nodes nested functional ops' gradients added for their forward
+  // nodes to read (a While's initial accumulators) join the forward body.
+  std::vector<NodeId> todo;
+  auto reach = [&](NodeId id) {
+    if (id >= b.forward && b.forward_extra.insert(id).second) todo.push_back(id);
+  };
+  for (NodeId id = 0; id < b.forward; ++id) {
+    for (const Endpoint& e : b.g.node(id).inputs) reach(e.node);
+    for (NodeId c : b.g.node(id).control_inputs) reach(c);
+  }
+  while (!todo.empty()) {
+    const NodeId id = todo.back();
+    todo.pop_back();
+    if (id < b.first_gradient())
+      return Status(Error::internal, "the forward body reads the gradient Placeholder " + quoted(b.g.node(id).name));
+    for (const Endpoint& e : b.g.node(id).inputs) reach(e.node);
+    for (NodeId c : b.g.node(id).control_inputs) reach(c);
+  }
+
   // What the gradient reads of the forward body.
-  const NodeId first = b.first_gradient();
   auto read = [&](Endpoint e) {
-    if (e.node >= b.forward) return;
+    if (!b.is_forward(e.node)) return;
     if (auto a = b.arg_index.find(e.node); a != b.arg_index.end()) {
       b.read_args.insert(a->second);
       return;
@@ -216,15 +170,160 @@ Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOp
     if (std::find(b.intermediates.begin(), b.intermediates.end(), e) == b.intermediates.end())
       b.intermediates.push_back(e);
   };
-  for (NodeId id = 0; id < b.forward; ++id)
-    for (const Endpoint& e : b.g.node(id).inputs)
-      if (e.node >= b.forward)
-        return Status(Error::internal, "forward node " + quoted(b.g.node(id).name) + " reads a gradient node");
-  for (NodeId id = first; id < b.g.num_nodes(); ++id)
-    for (const Endpoint& e : b.g.node(id).inputs) read(e);
+  for (NodeId id = b.first_gradient(); id < b.g.num_nodes(); ++id)
+    if (b.is_gradient(id))
+      for (const Endpoint& e : b.g.node(id).inputs) read(e);
   for (const Endpoint& dx : b.dxs)
     if (dx.node != kNoNode) read(dx);
   return ok_status();
+}
+
+std::string Writer::fresh(const std::string& base) const {
+  std::string name = base;
+  for (int k = 1; body.find(name) != kNoNode || out.find(name) != kNoNode; ++k)
+    name = base + "_" + std::to_string(k);
+  return name;
+}
+
+Expected<NodeId> Writer::add(const std::string& base, const std::string& op, ops::AttrMap attrs,
+                             std::vector<Endpoint> inputs) {
+  Node n;
+  n.name = fresh(base);
+  n.op = op;
+  n.attrs = std::move(attrs);
+  n.inputs.assign(inputs.begin(), inputs.end());
+  return out.add_node(std::move(n));
+}
+
+Writer writer_for(const Body& b, const Graph& outer) {
+  Writer w{Graph(), b.g};
+  w.out.mutable_library() = outer.library();
+  w.out.set_versions(outer.versions());
+  return w;
+}
+
+Expected<std::map<NodeId, NodeId>> copy_forward(const Body& b, Writer& w) {
+  std::vector<NodeId> nodes;
+  for (NodeId id = 0; id < b.forward; ++id) nodes.push_back(id);
+  nodes.insert(nodes.end(), b.forward_extra.begin(), b.forward_extra.end());
+  std::map<NodeId, NodeId> at;
+  for (NodeId id : nodes) {
+    Node n = b.g.node(id);
+    n.inputs.clear();
+    n.control_inputs.clear();
+    TF_ASSIGN_OR_RETURN(at[id], w.out.add_node(std::move(n)));
+  }
+  for (NodeId id : nodes) {
+    const Node& src = b.g.node(id);
+    Node& dst = w.out.mutable_node(at.at(id));
+    for (const Endpoint& e : src.inputs) dst.inputs.push_back({at.at(e.node), e.port});
+    for (NodeId c : src.control_inputs) dst.control_inputs.push_back(at.at(c));
+  }
+  return at;
+}
+
+Expected<Endpoint> GradientCopy::resolve(Endpoint e) {
+  if (b_.is_gradient(e.node)) return Endpoint{copied_.at(e.node), e.port};
+  if (auto it = seen.find({e.node, e.port}); it != seen.end()) return it->second;
+  const Node& n = b_.g.node(e.node);
+  if (n.op == "Const" && n.inputs.empty()) {
+    TF_ASSIGN_OR_RETURN(NodeId c, w_.add(n.name, "Const", n.attrs));
+    seen[{e.node, e.port}] = {c, e.port};
+    return Endpoint{c, e.port};
+  }
+  return Status(Error::internal, "the gradient reads " + quoted(b_.g.endpoint_name(e)) + ", which it is not given");
+}
+
+Status GradientCopy::copy() {
+  const NodeId first = b_.first_gradient();
+  for (NodeId id = first; id < b_.g.num_nodes(); ++id) {
+    if (!b_.is_gradient(id)) continue;
+    Node n = b_.g.node(id);
+    n.inputs.clear();
+    n.control_inputs.clear();
+    TF_ASSIGN_OR_RETURN(copied_[id], w_.out.add_node(std::move(n)));
+  }
+  for (NodeId id = first; id < b_.g.num_nodes(); ++id) {
+    if (!b_.is_gradient(id)) continue;
+    const Node& src = b_.g.node(id);
+    std::vector<Endpoint> inputs;
+    for (const Endpoint& e : src.inputs) {
+      TF_ASSIGN_OR_RETURN(Endpoint r, resolve(e));
+      inputs.push_back(r);
+    }
+    std::vector<NodeId> control;
+    for (NodeId c : src.control_inputs)
+      if (b_.is_gradient(c)) control.push_back(copied_.at(c));
+    Node& dst = w_.out.mutable_node(copied_.at(id));
+    dst.inputs.assign(inputs.begin(), inputs.end());
+    dst.control_inputs = std::move(control);
+  }
+  return ok_status();
+}
+
+Expected<tensorflow::FunctionDef> finish_function(Graph& g, FunctionDefSpec spec, const GradientOptions& options) {
+  TF_RETURN_IF_ERROR(validate_with(g, options, false).with_prefix("function " + quoted(spec.name) + ": "));
+  for (NodeId id = 0; id < g.num_nodes(); ++id) {
+    const Node& n = g.node(id);
+    if (n.def != nullptr && n.def->is_stateful() && n.op != "Placeholder") {
+      spec.control_rets.push_back(id);
+      spec.stateful = true;
+    }
+  }
+  return function_def_from_graph(g, spec);
+}
+
+}  // namespace functional_detail
+
+namespace {
+
+using namespace functional_detail;
+
+enum class Kind { none, call, partitioned_call, if_op, case_op };
+
+Kind kind_of(const Node& n, const Graph& g) {
+  if (n.op == "If" || n.op == "StatelessIf" || n.op == "_If") return Kind::if_op;
+  if (n.op == "Case" || n.op == "StatelessCase") return Kind::case_op;
+  if (n.op == "PartitionedCall" || n.op == "StatefulPartitionedCall") return Kind::partitioned_call;
+  if (n.def == nullptr && g.has_function(n.op)) return Kind::call;
+  return Kind::none;
+}
+
+bool branches_kind(Kind k) { return k == Kind::if_op || k == Kind::case_op; }
+
+// The functions the node calls (one per branch), with the role its attr
+// gives each ("then_branch", "branches[1]", ...).
+Expected<std::vector<std::pair<std::string, ops::NameAttrList>>> callees(const Node& n, Kind kind) {
+  std::vector<std::pair<std::string, ops::NameAttrList>> out;
+  auto one = [&](const char* key) -> Status {
+    const ops::NameAttrList* f = n.attr<ops::NameAttrList>(key);
+    if (f == nullptr)
+      return Status(Error::invalid_graph, "node " + quoted(n.name) + " (" + n.op + ") has no function attr " + key);
+    out.emplace_back(key, *f);
+    return ok_status();
+  };
+  switch (kind) {
+    case Kind::call: {
+      ops::NameAttrList f = func(n.op);
+      f.attr = n.attrs;
+      out.emplace_back("function", std::move(f));
+      break;
+    }
+    case Kind::partitioned_call: TF_RETURN_IF_ERROR(one("f")); break;
+    case Kind::if_op:
+      TF_RETURN_IF_ERROR(one("then_branch"));
+      TF_RETURN_IF_ERROR(one("else_branch"));
+      break;
+    case Kind::case_op: {
+      const ops::AttrList* l = n.attr<ops::AttrList>("branches");
+      if (l == nullptr || l->func.empty())
+        return Status(Error::invalid_graph, "node " + quoted(n.name) + " (" + n.op + ") has no branches");
+      for (size_t b = 0; b < l->func.size(); ++b) out.emplace_back("branches[" + std::to_string(b) + "]", l->func[b]);
+      break;
+    }
+    case Kind::none: break;
+  }
+  return out;
 }
 
 // An intermediate passed from the forward node to its gradient.
@@ -244,44 +343,10 @@ struct Layout {
   bool optionals() const { return branches_kind(kind); }
 };
 
-// Adds `n` and returns its id; nodes are resolved by validate() later.
-struct Writer {
-  Graph out;
-  const Graph& body;
-
-  std::string fresh(const std::string& base) const {
-    std::string name = base;
-    for (int k = 1; body.find(name) != kNoNode || out.find(name) != kNoNode; ++k)
-      name = base + "_" + std::to_string(k);
-    return name;
-  }
-  Expected<NodeId> add(const std::string& base, const std::string& op, ops::AttrMap attrs,
-                       std::vector<Endpoint> inputs = {}) {
-    Node n;
-    n.name = fresh(base);
-    n.op = op;
-    n.attrs = std::move(attrs);
-    n.inputs.assign(inputs.begin(), inputs.end());
-    return out.add_node(std::move(n));
-  }
-};
-
 ops::AttrMap optional_get_attrs(DType t) {
   ops::AttrList shapes;
   shapes.shape.push_back(ops::PartialShape{true, {}});
   return {{"output_types", type_list({t})}, {"output_shapes", shapes}};
-}
-
-Expected<tensorflow::FunctionDef> finish_function(Graph& g, FunctionDefSpec spec, const GradientOptions& options) {
-  TF_RETURN_IF_ERROR(validate_with(g, options, false).with_prefix("function " + quoted(spec.name) + ": "));
-  for (NodeId id = 0; id < g.num_nodes(); ++id) {
-    const Node& n = g.node(id);
-    if (n.def != nullptr && n.def->is_stateful() && n.op != "Placeholder") {
-      spec.control_rets.push_back(id);
-      spec.stateful = true;
-    }
-  }
-  return function_def_from_graph(g, spec);
 }
 
 // The gradient function of body `index`: inputs the results' gradients,
@@ -289,16 +354,14 @@ Expected<tensorflow::FunctionDef> finish_function(Graph& g, FunctionDefSpec spec
 Expected<tensorflow::FunctionDef> gradient_function(const Body& b, size_t index, const Layout& l,
                                                     const Graph& outer, const std::string& name,
                                                     const GradientOptions& options) {
-  Writer w{Graph(), b.g};
-  w.out.mutable_library() = outer.library();
-  w.out.set_versions(outer.versions());
-  std::map<std::pair<NodeId, int>, Endpoint> seen;  // forward endpoint -> its value here
+  Writer w = writer_for(b, outer);
+  GradientCopy copy(b, w);
   FunctionDefSpec spec;
   spec.name = name;
   for (size_t k = 0; k < b.dys.size(); ++k) {
     TF_ASSIGN_OR_RETURN(NodeId id, w.add("dy", "Placeholder", {{"dtype", out_type(b.g, {b.dys[k], 0})}}));
     spec.args.push_back(id);
-    seen[{b.dys[k], 0}] = {id, 0};
+    copy.seen[{b.dys[k], 0}] = {id, 0};
   }
   for (const Slot& s : l.slots) {
     const DType t = l.optionals() ? DType::variant : s.type;
@@ -306,55 +369,23 @@ Expected<tensorflow::FunctionDef> gradient_function(const Body& b, size_t index,
     spec.args.push_back(id);
     if (s.body != index) continue;
     if (!l.optionals()) {
-      seen[{s.value.node, s.value.port}] = {id, 0};
+      copy.seen[{s.value.node, s.value.port}] = {id, 0};
       continue;
     }
     TF_ASSIGN_OR_RETURN(NodeId get, w.add(b.g.node(s.value.node).name + "_value", "OptionalGetValue",
                                           optional_get_attrs(s.type), {{id, 0}}));
-    seen[{s.value.node, s.value.port}] = {get, 0};
+    copy.seen[{s.value.node, s.value.port}] = {get, 0};
   }
   for (int a : l.read_args) {
     TF_ASSIGN_OR_RETURN(NodeId id, w.add("arg", "Placeholder", {{"dtype", l.arg_types[static_cast<size_t>(a)]}}));
     spec.args.push_back(id);
-    seen[{b.args[static_cast<size_t>(a)], 0}] = {id, 0};
+    copy.seen[{b.args[static_cast<size_t>(a)], 0}] = {id, 0};
   }
-  const NodeId first = b.first_gradient();
-  std::map<NodeId, NodeId> copied;
-  for (NodeId id = first; id < b.g.num_nodes(); ++id) {
-    Node n = b.g.node(id);
-    n.inputs.clear();
-    n.control_inputs.clear();
-    TF_ASSIGN_OR_RETURN(copied[id], w.out.add_node(std::move(n)));
-  }
-  auto resolve = [&](Endpoint e) -> Expected<Endpoint> {
-    if (e.node >= first) return Endpoint{copied.at(e.node), e.port};
-    if (auto it = seen.find({e.node, e.port}); it != seen.end()) return it->second;
-    const Node& n = b.g.node(e.node);
-    if (n.op == "Const" && n.inputs.empty()) {
-      TF_ASSIGN_OR_RETURN(NodeId c, w.add(n.name, "Const", n.attrs));
-      seen[{e.node, e.port}] = {c, e.port};
-      return Endpoint{c, e.port};
-    }
-    return Status(Error::internal, "the gradient reads " + quoted(b.g.endpoint_name(e)) + ", which it is not given");
-  };
-  for (NodeId id = first; id < b.g.num_nodes(); ++id) {
-    const Node& src = b.g.node(id);
-    std::vector<Endpoint> inputs;
-    for (const Endpoint& e : src.inputs) {
-      TF_ASSIGN_OR_RETURN(Endpoint r, resolve(e));
-      inputs.push_back(r);
-    }
-    std::vector<NodeId> control;
-    for (NodeId c : src.control_inputs)
-      if (c >= first) control.push_back(copied.at(c));
-    Node& dst = w.out.mutable_node(copied.at(id));
-    dst.inputs.assign(inputs.begin(), inputs.end());
-    dst.control_inputs = std::move(control);
-  }
+  TF_RETURN_IF_ERROR(copy.copy());
   for (int a : l.grad_args) {
     const Endpoint dx = b.dxs[static_cast<size_t>(a)];
     if (dx.node != kNoNode) {
-      TF_ASSIGN_OR_RETURN(Endpoint r, resolve(dx));
+      TF_ASSIGN_OR_RETURN(Endpoint r, copy.resolve(dx));
       spec.rets.push_back(r);
       continue;
     }
@@ -365,7 +396,7 @@ Expected<tensorflow::FunctionDef> gradient_function(const Body& b, size_t index,
     if (t == DType::variant) {
       TF_ASSIGN_OR_RETURN(zeros, w.add("zeros_" + std::to_string(a), "OptionalNone", {}));
     } else {
-      TF_ASSIGN_OR_RETURN(Endpoint arg, resolve({b.args[static_cast<size_t>(a)], 0}));
+      TF_ASSIGN_OR_RETURN(Endpoint arg, copy.resolve({b.args[static_cast<size_t>(a)], 0}));
       TF_ASSIGN_OR_RETURN(zeros, w.add("zeros_" + std::to_string(a), "ZerosLike", {{"T", t}}, {arg}));
     }
     spec.rets.push_back({zeros, 0});
@@ -376,35 +407,23 @@ Expected<tensorflow::FunctionDef> gradient_function(const Body& b, size_t index,
 // The forward function of body `index` rewritten to return the slots too.
 Expected<tensorflow::FunctionDef> forward_function(const Body& b, size_t index, const Layout& l, const Graph& outer,
                                                    const std::string& name, const GradientOptions& options) {
-  Writer w{Graph(), b.g};
-  w.out.mutable_library() = outer.library();
-  w.out.set_versions(outer.versions());
-  for (NodeId id = 0; id < b.forward; ++id) {
-    Node n = b.g.node(id);
-    n.inputs.clear();
-    n.control_inputs.clear();
-    TF_RETURN_IF_ERROR(w.out.add_node(std::move(n)).status());
-  }
-  for (NodeId id = 0; id < b.forward; ++id) {
-    const Node& src = b.g.node(id);
-    Node& dst = w.out.mutable_node(id);
-    dst.inputs = src.inputs;
-    dst.control_inputs = src.control_inputs;
-  }
+  Writer w = writer_for(b, outer);
+  TF_ASSIGN_OR_RETURN(auto at, copy_forward(b, w));
+  auto here = [&](Endpoint e) { return Endpoint{at.at(e.node), e.port}; };
   FunctionDefSpec spec;
   spec.name = name;
-  spec.args = b.args;
-  spec.rets = b.rets;
+  for (NodeId a : b.args) spec.args.push_back(at.at(a));
+  for (const Endpoint& r : b.rets) spec.rets.push_back(here(r));
   spec.stateful = b.stateful;
   for (const Slot& s : l.slots) {
     if (!l.optionals()) {
-      spec.rets.push_back(s.value);
+      spec.rets.push_back(here(s.value));
       continue;
     }
     const std::string base = s.body == index ? b.g.node(s.value.node).name + "_optional" : "optional_none";
     NodeId id = kNoNode;
     if (s.body == index) {
-      TF_ASSIGN_OR_RETURN(id, w.add(base, "OptionalFromValue", {{"Toutput_types", type_list({s.type})}}, {s.value}));
+      TF_ASSIGN_OR_RETURN(id, w.add(base, "OptionalFromValue", {{"Toutput_types", type_list({s.type})}}, {here(s.value)}));
     } else {
       TF_ASSIGN_OR_RETURN(id, w.add(base, "OptionalNone", {}));
     }
@@ -417,9 +436,12 @@ Expected<tensorflow::FunctionDef> forward_function(const Body& b, size_t index, 
 
 }  // namespace
 
-bool is_functional_gradient_op(const Node& n, const Graph& g) { return kind_of(n, g) != Kind::none; }
+bool is_functional_gradient_op(const Node& n, const Graph& g) {
+  return kind_of(n, g) != Kind::none || n.op == "While" || n.op == "StatelessWhile";
+}
 
 Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
+  if (ctx.node().op == "While" || ctx.node().op == "StatelessWhile") return while_gradient(ctx, options);
   Graph& g = ctx.graph();
   const Node forward = ctx.node();  // a copy: the node is rewritten below
   Layout l;

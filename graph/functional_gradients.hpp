@@ -5,7 +5,11 @@
 //     PartitionedCall, StatefulPartitionedCall) has for gradient a
 //     PartitionedCall of a gradient function;
 //   - If / StatelessIf has an If on the same predicate over one gradient
-//     function per branch; Case / StatelessCase a Case on the same index.
+//     function per branch; Case / StatelessCase a Case on the same index;
+//   - While / StatelessWhile has a While that runs the forward iteration
+//     count down (graph/while_gradients.cpp): the forward While gains an
+//     iteration counter and TensorList accumulators of the values the
+//     gradient of one iteration reads, its gradient pops them.
 // Each called function is instantiated as a graph, differentiated there by
 // gradients() (its op gradients, nested functional ops the same way), and
 // the nodes of its gradient are written back as a library function. The

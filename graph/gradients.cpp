@@ -723,6 +723,9 @@ Status Backprop::propagate(NodeId id, const std::vector<std::optional<Endpoint>>
   const Node& n = g.node(id);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const Endpoint e = n.inputs[i];
+    // Inputs a functional gradient gave the node (a While's accumulators)
+    // are new nodes, off every path.
+    if (static_cast<size_t>(e.node) >= between.size()) continue;
     if (!between[static_cast<size_t>(e.node)] || !flows(e, id)) continue;
     if (i < dx.size() && dx[i]) add_grad(e, *dx[i]);
     if (--pending[static_cast<size_t>(e.node)] == 0) {

@@ -24,8 +24,8 @@
 // conds (popped predicates), so a value pushed only when a branch ran is
 // popped only in the gradient iteration of that forward iteration.
 //
-// With GradientOptions::functional, If/StatelessIf, Case/StatelessCase and
-// function calls are differentiated as functional ops
+// With GradientOptions::functional, If/StatelessIf, Case/StatelessCase,
+// While/StatelessWhile and function calls are differentiated as functional ops
 // (graph/functional_gradients.hpp) instead.
 //
 // The graph must be valid (graph::validate) and stays valid; ys and xs
@@ -139,7 +139,8 @@ struct GradientOptions {
   // "Functional ops"): a function call (PartitionedCall,
   // StatefulPartitionedCall, a node calling a library function) has a call
   // of a gradient function for gradient, an If / Case an If / Case on the
-  // same predicate / index over gradient branch functions; what the
+  // same predicate / index over gradient branch functions, a While a While
+  // over TensorList accumulators of the forward loop; what the
   // gradient needs of the forward op becomes extra outputs of it (Optionals
   // for a branch's intermediates). The forward node is rewritten at most
   // once per call. Gradients then also flow through variant tensors

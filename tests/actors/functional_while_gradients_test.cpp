@@ -1,0 +1,384 @@
+// gradients() with GradientOptions::functional through While / StatelessWhile
+// (graph/while_gradients.cpp): loops built in GraphBuilder's tf2 style,
+// differentiated as functional ops, checked against central finite
+// differences in float64 and against the gradient of the lowered graph;
+// the gradient of a While is a While, the forward While gains its
+// TensorList accumulators.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+#include "graph/builder.hpp"
+#include "graph/gradients.hpp"
+#include "graph/lower_functional.hpp"
+#include "graph/proto/graph_def.pb.h"
+#include "graph/validate.hpp"
+#include "session_test_util.hpp"
+
+using namespace tagflow;
+using namespace tagflow::testing;
+using graph::Endpoint;
+using graph::GraphBuilder;
+using graph::Output;
+using ops::DType;
+using ops::Tensor;
+using Vars = std::vector<Output>;
+
+namespace {
+
+const ops::PartialShape kScalar{false, {}};
+
+// A graph with float64 inputs `xs` (Placeholders, by name, fed `values`),
+// other feeds (`fixed`: iteration counts, predicates) and one float64
+// scalar output `y`.
+struct Program {
+  graph::Graph g;
+  std::vector<std::string> xs;
+  std::vector<Tensor> values;
+  std::string y;
+  actors::Feeds fixed;
+};
+
+Program finish(GraphBuilder& b, std::vector<std::string> xs, std::vector<Tensor> values, Output y) {
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  return {std::move(g).value(), std::move(xs), std::move(values), y.name(), {}};
+}
+
+Tensor scalar(double v) { return Tensor::scalar<double>(v); }
+
+Endpoint endpoint(const graph::Graph& g, const std::string& name) {
+  const size_t colon = name.find(':');
+  const std::string node = name.substr(0, colon);
+  const int port = colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
+  const graph::NodeId id = g.find(node);
+  BOOST_REQUIRE_MESSAGE(id != graph::kNoNode, "no node " + node);
+  return {id, port};
+}
+
+struct Differentiated {
+  graph::Graph g;
+  std::vector<std::string> dxs;
+  std::string scope;
+};
+
+Differentiated differentiate(const graph::Graph& in, const std::string& y, const std::vector<std::string>& xs,
+                             bool functional) {
+  Differentiated out{in, {}, {}};
+  std::vector<Endpoint> x_endpoints;
+  for (const std::string& x : xs) x_endpoints.push_back(endpoint(out.g, x));
+  graph::GradientOptions o;
+  o.functional = functional;
+  o.unconnected = graph::GradientOptions::Unconnected::zeros;
+  auto r = graph::gradients(out.g, {endpoint(out.g, y)}, x_endpoints, {}, o);
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  for (const Endpoint& d : r->dxs) out.dxs.push_back(out.g.endpoint_name(d));
+  out.scope = r->scope;
+  return out;
+}
+
+graph::Graph lowered(graph::Graph g) {
+  ops::Status s = graph::lower_functional_ops(&g);
+  if (s.ok()) s = graph::validate(g);
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.to_string());
+  return g;
+}
+
+actors::Feeds feeds_of(const Program& p, const std::vector<Tensor>& values) {
+  actors::Feeds f = p.fixed;
+  for (size_t i = 0; i < p.xs.size(); ++i) f.push_back({p.xs[i], values[i]});
+  return f;
+}
+
+// Central differences of y along every element of every x.
+std::vector<std::vector<double>> finite_differences(actors::Session& s, const Program& p) {
+  const double h = 1e-6;
+  std::vector<std::vector<double>> d;
+  for (size_t i = 0; i < p.xs.size(); ++i) {
+    d.emplace_back();
+    for (int64_t k = 0; k < p.values[i].num_elements(); ++k) {
+      const double* v = p.values[i].data<double>();
+      std::vector<double> u(v, v + p.values[i].num_elements()), w = u;
+      u[static_cast<size_t>(k)] += h;
+      w[static_cast<size_t>(k)] -= h;
+      std::vector<Tensor> up = p.values, down = p.values;
+      up[i] = Tensor::from_vector(p.values[i].shape(), u);
+      down[i] = Tensor::from_vector(p.values[i].shape(), w);
+      const double fu = must_run(s, feeds_of(p, up), {p.y})[0].scalar_value<double>();
+      const double fd = must_run(s, feeds_of(p, down), {p.y})[0].scalar_value<double>();
+      d.back().push_back((fu - fd) / (2 * h));
+    }
+  }
+  return d;
+}
+
+int count_ops(const graph::Graph& g, const std::string& prefix, const std::vector<std::string>& ops) {
+  int n = 0;
+  for (const graph::Node& node : g.nodes())
+    if (node.name.compare(0, prefix.size(), prefix) == 0 &&
+        std::find(ops.begin(), ops.end(), node.op) != ops.end())
+      ++n;
+  return n;
+}
+
+// A While among the gradient's nodes, or in a gradient function (that of
+// a branch holding the loop).
+bool gradient_has_while(const Differentiated& d) {
+  if (count_ops(d.g, d.scope + "/", {"StatelessWhile", "While"}) > 0) return true;
+  for (const auto& f : d.g.library().function()) {
+    const std::string& name = f.signature().name();
+    if (name.find("_grad") == std::string::npos) continue;
+    for (const auto& n : f.node_def())
+      if (n.op() == "StatelessWhile" || n.op() == "While") return true;
+  }
+  return false;
+}
+
+bool close(double got, double want, double tolerance) {
+  return std::abs(got - want) <= tolerance * std::max(1.0, std::abs(want));
+}
+
+// The functional gradient against finite differences and, when
+// `compare_lowered`, against the gradient of the lowered graph; the
+// gradient holds a While and no loop or cond primitives.
+void check_program(const Program& p, bool compare_lowered) {
+  Differentiated tf2 = differentiate(p.g, p.y, p.xs, true);
+  BOOST_TEST(gradient_has_while(tf2), "no While in the gradient");
+  BOOST_TEST(count_ops(tf2.g, "", {"Enter", "Exit", "Switch", "Merge", "NextIteration"}) == 0);
+  std::unique_ptr<Differentiated> tf1;
+  if (compare_lowered) tf1 = std::make_unique<Differentiated>(differentiate(lowered(p.g), p.y, p.xs, false));
+  for (const Mode& m : {modes()[0], modes()[2]}) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto forward = make_session(p.g, m);
+      auto s2 = make_session(tf2.g, m);
+      const auto want = finite_differences(*forward, p);
+      const auto got = must_run(*s2, feeds_of(p, p.values), tf2.dxs);
+      std::vector<Tensor> tf1_got;
+      if (tf1) tf1_got = must_run(*make_session(tf1->g, m), feeds_of(p, p.values), tf1->dxs);
+      for (size_t i = 0; i < p.xs.size(); ++i) {
+        BOOST_REQUIRE_EQUAL(got[i].num_elements(), static_cast<int64_t>(want[i].size()));
+        for (size_t k = 0; k < want[i].size(); ++k) {
+          const double g = got[i].data<double>()[k];
+          BOOST_TEST(close(g, want[i][k], 1e-6),
+                     "d/d" << p.xs[i] << "[" << k << "]: " << g << " vs finite differences " << want[i][k]);
+          if (tf1) {
+            const double l = tf1_got[i].data<double>()[k];
+            BOOST_TEST(close(g, l, 1e-10), "d/d" << p.xs[i] << "[" << k << "]: " << g << " vs lowered " << l);
+          }
+        }
+      }
+    }
+  }
+}
+
+Output tanh(GraphBuilder& b, Output x) { return b.op1("Tanh", {x}); }
+
+// v = y; n times: v = tanh(v) * x + 0.3 * v, with i < n counting; out = v.
+Program simple_loop(int n) {
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  Output limit = b.scalar<int32_t>(n, "n");
+  Output out = b.while_loop([&](const Vars& v) { return b.less(v[0], limit); },
+                            [&](const Vars& v) {
+                              return Vars{b.add(v[0], b.scalar<int32_t>(1)),
+                                          b.add(b.mul(tanh(b, v[1]), x), b.mul(b.scalar(0.3), v[1]))};
+                            },
+                            {b.scalar<int32_t>(0), y})[1];
+  return finish(b, {"x", "y"}, {scalar(0.7), scalar(-0.4)}, out);
+}
+
+// The forward While of a differentiated graph: the first While node.
+const graph::Node& first_while(const graph::Graph& g) {
+  for (const graph::Node& n : g.nodes())
+    if (n.op == "StatelessWhile" || n.op == "While") return n;
+  BOOST_FAIL("no While");
+  return g.node(0);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(functional_while_gradients)
+
+BOOST_AUTO_TEST_CASE(a_while_has_a_while_for_gradient) {
+  for (int n : {0, 1, 5, 50}) {
+    BOOST_TEST_CONTEXT(n << " iterations") { check_program(simple_loop(n), n != 50); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_forward_while_gains_a_counter_and_accumulators) {
+  Program p = simple_loop(5);
+  const graph::Node before = first_while(p.g);
+  Differentiated d = differentiate(p.g, p.y, p.xs, true);
+  const graph::Node& after = first_while(d.g);
+  BOOST_TEST(after.name == before.name);
+  BOOST_REQUIRE(after.output_types.size() > before.output_types.size() + 1);
+  for (size_t i = 0; i < before.output_types.size(); ++i) BOOST_TEST((after.output_types[i] == before.output_types[i]));
+  BOOST_TEST((after.output_types[before.output_types.size()] == DType::int32));  // the counter
+  for (size_t i = before.output_types.size() + 1; i < after.output_types.size(); ++i) {
+    BOOST_TEST((after.output_types[i] == DType::variant));
+    BOOST_TEST(d.g.node(after.inputs[i].node).op == "EmptyTensorList");
+  }
+  int pushes = 0, pops = 0;
+  for (const auto& f : d.g.library().function())
+    for (const auto& n : f.node_def()) {
+      pushes += n.op() == "TensorListPushBack";
+      pops += n.op() == "TensorListPopBack";
+    }
+  const int lists = static_cast<int>(after.output_types.size() - before.output_types.size() - 1);
+  BOOST_TEST(pushes == lists);
+  BOOST_TEST(pops == lists);
+  // The forward outputs are unchanged.
+  for (const Mode& m : {modes()[0]}) {
+    auto s1 = make_session(p.g, m);
+    auto s2 = make_session(d.g, m);
+    const double a = must_run(*s1, feeds_of(p, p.values), {p.y})[0].scalar_value<double>();
+    const double b = must_run(*s2, feeds_of(p, p.values), {p.y})[0].scalar_value<double>();
+    BOOST_TEST(a == b);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_loop_invariant_capture_used_in_several_places) {
+  // c is captured and used three times in the body, and c * x (invariant)
+  // is computed there: v = tanh(c * v) + (c * x) * v * 0.2 + c; out = v * c.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  Output c = b.placeholder(DType::float64, kScalar, "c");
+  Output out = b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(4)); },
+                            [&](const Vars& v) {
+                              Output cx = b.mul(c, x);
+                              Output next = b.add(b.add(tanh(b, b.mul(c, v[1])), b.mul(b.mul(cx, v[1]), b.scalar(0.2))), c);
+                              return Vars{b.add(v[0], b.scalar<int32_t>(1)), next};
+                            },
+                            {b.scalar<int32_t>(0), y})[1];
+  Program p = finish(b, {"x", "y", "c"}, {scalar(0.6), scalar(0.8), scalar(-0.7)}, b.mul(out, c));
+  check_program(p, true);
+}
+
+BOOST_AUTO_TEST_CASE(a_nested_while) {
+  // n = 3 outer iterations of: w = v; 2 times: w = tanh(w * x) + 0.1 * v; v = w + 0.5 * v.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  Output out = b.while_loop(
+      [&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(3)); },
+      [&](const Vars& v) {
+        Output outer_v = v[1];
+        Output w = b.while_loop([&](const Vars& u) { return b.less(u[0], b.scalar<int32_t>(2)); },
+                                [&](const Vars& u) {
+                                  return Vars{b.add(u[0], b.scalar<int32_t>(1)),
+                                              b.add(tanh(b, b.mul(u[1], x)), b.mul(b.scalar(0.1), outer_v))};
+                                },
+                                {b.scalar<int32_t>(0), outer_v})[1];
+        return Vars{b.add(v[0], b.scalar<int32_t>(1)), b.add(w, b.mul(b.scalar(0.5), v[1]))};
+      },
+      {b.scalar<int32_t>(0), y})[1];
+  Program p = finish(b, {"x", "y"}, {scalar(0.9), scalar(0.4)}, out);
+  check_program(p, true);
+}
+
+BOOST_AUTO_TEST_CASE(an_if_inside_a_while) {
+  // 5 iterations of: v = i < 2 ? tanh(v * x) : v * x + 0.1 * v * v.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  Output out = b.while_loop(
+      [&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(5)); },
+      [&](const Vars& v) {
+        Output i = v[0], w = v[1];
+        Output next = b.cond(b.less(i, b.scalar<int32_t>(2)), [&] { return Vars{tanh(b, b.mul(w, x))}; },
+                             [&] { return Vars{b.add(b.mul(w, x), b.mul(b.scalar(0.1), b.mul(w, w)))}; })[0];
+        return Vars{b.add(i, b.scalar<int32_t>(1)), next};
+      },
+      {b.scalar<int32_t>(0), y})[1];
+  Program p = finish(b, {"x", "y"}, {scalar(0.8), scalar(1.3)}, out);
+  check_program(p, true);
+}
+
+BOOST_AUTO_TEST_CASE(a_while_inside_an_if) {
+  // p ? (4 times: v = tanh(v) * x + 0.2, from y) : x * y, for both p.
+  for (bool which : {true, false}) {
+    GraphBuilder b(GraphBuilder::Style::tf2);
+    Output x = b.placeholder(DType::float64, kScalar, "x");
+    Output y = b.placeholder(DType::float64, kScalar, "y");
+    Output pred = b.placeholder(DType::boolean, kScalar, "p");
+    Output out = b.cond(
+        pred,
+        [&] {
+          return Vars{b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(4)); },
+                                   [&](const Vars& v) {
+                                     return Vars{b.add(v[0], b.scalar<int32_t>(1)),
+                                                 b.add(b.mul(tanh(b, v[1]), x), b.scalar(0.2))};
+                                   },
+                                   {b.scalar<int32_t>(0), y})[1]};
+        },
+        [&] { return Vars{b.mul(x, y)}; })[0];
+    Program p = finish(b, {"x", "y"}, {scalar(1.1), scalar(-0.5)}, out);
+    p.fixed.push_back({"p", Tensor::scalar<bool>(which)});
+    BOOST_TEST_CONTEXT("p = " << which) { check_program(p, false); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(maximum_iterations) {
+  // while v < 1e9 (never false here), at most n times: v = v * x + tanh(v).
+  for (int n : {0, 3}) {
+    GraphBuilder b(GraphBuilder::Style::tf2);
+    Output x = b.placeholder(DType::float64, kScalar, "x");
+    Output y = b.placeholder(DType::float64, kScalar, "y");
+    Output limit = b.placeholder(DType::int32, kScalar, "n");
+    graph::WhileOptions o;
+    o.maximum_iterations = limit;
+    Output out = b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar(1e9)); },
+                              [&](const Vars& v) { return Vars{b.add(b.mul(v[0], x), tanh(b, v[0]))}; }, {y}, o)[0];
+    Program p = finish(b, {"x", "y"}, {scalar(0.9), scalar(0.6)}, out);
+    p.fixed.push_back({"n", Tensor::scalar<int32_t>(n)});
+    BOOST_TEST_CONTEXT(n << " iterations") { check_program(p, true); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_matmul_body) {
+  // v = y (2x2); 3 times: v = tanh(v m) ; out = sum(v).
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  const ops::PartialShape two{false, {2, 2}};
+  Output m = b.placeholder(DType::float64, two, "m");
+  Output y = b.placeholder(DType::float64, two, "y");
+  Output out = b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(3)); },
+                            [&](const Vars& v) {
+                              return Vars{b.add(v[0], b.scalar<int32_t>(1)), tanh(b, b.matmul(v[1], m))};
+                            },
+                            {b.scalar<int32_t>(0), y})[1];
+  Output sum = b.reduce_sum(out, b.vector<int32_t>({0, 1}));
+  const Tensor mv = Tensor::from_vector<double>(ops::Shape{2, 2}, {0.5, -0.3, 0.8, 0.2});
+  const Tensor yv = Tensor::from_vector<double>(ops::Shape{2, 2}, {0.1, 0.7, -0.4, 0.9});
+  Program p = finish(b, {"m", "y"}, {mv, yv}, sum);
+  check_program(p, true);
+}
+
+BOOST_AUTO_TEST_CASE(an_op_without_gradient_in_the_body_is_an_error_naming_the_body) {
+  // v = Prod(v * x, axes) 3 times: Prod has no gradient.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  graph::WhileOptions o;
+  o.name = "loop";
+  Output out = b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(3)); },
+                            [&](const Vars& v) {
+                              Output prod = b.op1("Prod", {b.mul(v[1], x), b.scalar<int32_t>(0)});
+                              return Vars{b.add(v[0], b.scalar<int32_t>(1)), prod};
+                            },
+                            {b.scalar<int32_t>(0), x}, o)[1];
+  Program p = finish(b, {"x"}, {scalar(0.5)}, out);
+  graph::Graph g = p.g;
+  const graph::Graph before = g;
+  graph::GradientOptions go;
+  go.functional = true;
+  auto r = graph::gradients(g, {endpoint(g, p.y)}, {endpoint(g, "x")}, {}, go);
+  BOOST_REQUIRE(!r.ok());
+  const std::string m = r.status().to_string();
+  BOOST_TEST(m.find("node 'loop'") != std::string::npos, m);
+  BOOST_TEST(m.find("body 'loop_body") != std::string::npos, m);
+  BOOST_TEST(m.find("op Prod") != std::string::npos, m);
+  BOOST_TEST(g.equals(before));  // a failure leaves the graph as it was
+}
+
+BOOST_AUTO_TEST_SUITE_END()
