@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <unordered_map>
 #include <utility>
 
 #include "graph/lowering.hpp"
@@ -103,9 +104,11 @@ class BodyRunner {
     ctx_.use_workers = false;
     ctx_.waiting = nullptr;
     ctx_.feeds = &args_;
+    ctx_.owned_feeds = &args_;
     chain_.parent = parent_chain;
     chain_.node = &call.item->node->name;
     chain_.top = parent_chain != nullptr ? parent_chain->top : call.state;
+    chain_.depth = parent_chain != nullptr ? parent_chain->depth + 1 : 1;
     ctx_.chain = &chain_;
   }
 
@@ -114,7 +117,12 @@ class BodyRunner {
   // Runs `body` (in `role`, at loop iteration `iteration` or -1) on args();
   // its results replace *rets.
   Status run(const FunctionRuntime::Body& body, const char* role, int64_t iteration, std::vector<Tensor>* rets,
-             IterationState* state) {
+             IterationState* state, int64_t max_depth) {
+    if (chain_.depth > max_depth)
+      return Status(Error::resource_exhausted,
+                    fmt::format("function bodies are nested {} deep, over the limit of {} (--max-frame-depth, "
+                                "[tagflow] max-frame-depth; at most {} run as written)",
+                                chain_.depth, max_depth, FunctionRuntimeOptions::kMaxCallDepth));
     chain_.role = role;
     chain_.function = &body.name;
     chain_.iteration = iteration;
@@ -257,8 +265,8 @@ class FunctionalKernel final : public ops::Kernel {
       case Kind::call:
       case Kind::partitioned_call: {
         started(call, -1);
-        for (int i = 0; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[0], fns_[0].first, -1, &rets, &state));
+        for (int i = 0; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[0], fns_[0].first, -1, &rets, &state, runtime_.options().max_depth));
         return finish(ctx, rets);
       }
       case Kind::if_op: {
@@ -266,9 +274,9 @@ class FunctionalKernel final : public ops::Kernel {
         if (!p.ok()) return p.status().with_prefix("the predicate: ");
         *branch = *p ? 1 : 0;
         started(call, *branch);
-        for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
+        for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
         const size_t b = static_cast<size_t>(*branch);
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[b], fns_[b].first, -1, &rets, &state));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[b], fns_[b].first, -1, &rets, &state, runtime_.options().max_depth));
         return finish(ctx, rets);
       }
       case Kind::case_op: {
@@ -282,8 +290,8 @@ class FunctionalKernel final : public ops::Kernel {
         if (b < 0 || b >= static_cast<int64_t>(bodies_.size())) b = static_cast<int64_t>(bodies_.size()) - 1;
         *branch = static_cast<int32_t>(b);
         started(call, *branch);
-        for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[static_cast<size_t>(b)], "branch", -1, &rets, &state));
+        for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[static_cast<size_t>(b)], "branch", -1, &rets, &state, runtime_.options().max_depth));
         return finish(ctx, rets);
       }
       case Kind::while_op: return run_while(ctx, call, runner, state);
@@ -328,14 +336,14 @@ class FunctionalKernel final : public ops::Kernel {
     const FunctionRuntime::Body& body = *bodies_[1];
     std::vector<Tensor> vars;
     vars.reserve(static_cast<size_t>(ctx.num_inputs()));
-    for (int i = 0; i < ctx.num_inputs(); ++i) vars.push_back(ctx.input(i));
+    for (int i = 0; i < ctx.num_inputs(); ++i) vars.push_back(ctx.take_input(i));
     std::vector<Tensor> result;
     IterationState body_state;
     for (int64_t i = 0;; ++i) {
       TF_RETURN_IF_ERROR(check_loop(call, i));
       iteration_event(call, i, false);
       runner.args() = vars;
-      TF_RETURN_IF_ERROR(runner.run(cond, "cond", i, &result, &state));
+      TF_RETURN_IF_ERROR(runner.run(cond, "cond", i, &result, &state, runtime_.options().max_depth));
       if (result.size() != 1)
         return Status(Error::invalid_argument,
                       fmt::format("cond '{}' returns {} values; it must return one predicate", cond.name,
@@ -347,7 +355,7 @@ class FunctionalKernel final : public ops::Kernel {
         break;
       }
       runner.args() = std::move(vars);
-      TF_RETURN_IF_ERROR(runner.run(body, "body", i, &vars, &body_state));
+      TF_RETURN_IF_ERROR(runner.run(body, "body", i, &vars, &body_state, runtime_.options().max_depth));
       iteration_event(call, i, true);
     }
     return finish(ctx, vars);
@@ -372,7 +380,7 @@ class FunctionalKernel final : public ops::Kernel {
     started(call, -1);
     const FunctionRuntime::Body& body = *bodies_[0];
     std::vector<Tensor> vars;
-    for (int i = 3; i < ctx.num_inputs(); ++i) vars.push_back(ctx.input(i));
+    for (int i = 3; i < ctx.num_inputs(); ++i) vars.push_back(ctx.take_input(i));
     int64_t n = 0;
     for (int64_t i = start; delta > 0 ? i < limit : i > limit; i += delta, ++n) {
       TF_RETURN_IF_ERROR(check_loop(call, n));
@@ -381,7 +389,7 @@ class FunctionalKernel final : public ops::Kernel {
       args.clear();
       args.push_back(Tensor::scalar<int32_t>(static_cast<int32_t>(i)));
       for (Tensor& v : vars) args.push_back(std::move(v));
-      TF_RETURN_IF_ERROR(runner.run(body, "body", n, &vars, &state));
+      TF_RETURN_IF_ERROR(runner.run(body, "body", n, &vars, &state, runtime_.options().max_depth));
       iteration_event(call, n, true);
     }
     return finish(ctx, vars);
@@ -394,6 +402,41 @@ class FunctionalKernel final : public ops::Kernel {
   mutable Status resolved_;
   mutable std::vector<std::shared_ptr<const FunctionRuntime::Body>> bodies_;
 };
+
+// The body's items that run, as TensorFlow prunes a function body: those
+// its results, its control results, its stateful ops and its calls of
+// stateful functional ops need; the arguments always.
+std::vector<graph::Item> reachable(std::vector<graph::Item> items, const std::vector<std::string>& control_rets,
+                                   const graph::FunctionLibrary& lib) {
+  std::unordered_map<std::string, size_t> by_name;
+  for (size_t i = 0; i < items.size(); ++i) by_name.emplace(items[i].spec.node.name, i);
+  std::vector<bool> keep(items.size(), false);
+  std::vector<size_t> work;
+  auto mark = [&](const std::string& name) {
+    auto it = by_name.find(name);
+    if (it != by_name.end() && !keep[it->second]) {
+      keep[it->second] = true;
+      work.push_back(it->second);
+    }
+  };
+  for (const std::string& c : control_rets) mark(c);
+  for (graph::Item& item : items) {
+    const graph::Node& n = item.spec.node;
+    const ops::OpDef* def = ops::OpRegistry::global().find(n.op);
+    const bool stateful = def != nullptr ? def->is_stateful() : lib.find(n.op) != nullptr;
+    if (n.op == "_Retval" || n.op == "_Arg" || stateful) mark(n.name);
+  }
+  while (!work.empty()) {
+    const graph::Item& item = items[work.back()];
+    work.pop_back();
+    for (const graph::NamedEndpoint& e : item.spec.inputs) mark(e.node);
+    for (const std::string& c : item.spec.control_inputs) mark(c);
+  }
+  std::vector<graph::Item> out;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (keep[i]) out.push_back(std::move(items[i]));
+  return out;
+}
 
 }  // namespace
 
@@ -504,6 +547,7 @@ Expected<std::shared_ptr<const FunctionRuntime::Body>> FunctionRuntime::body(con
     ret.spec.inputs.push_back(fb.rets[i]);
     items.push_back(std::move(ret));
   }
+  items = reachable(std::move(items), fb.control_rets, lib_);
   TF_ASSIGN_OR_RETURN(graph::Graph g, graph::build_graph(items, whole_));
   TF_RETURN_IF_ERROR(graph::validate(g));
   auto built = std::make_shared<Body>();

@@ -42,6 +42,7 @@ struct CallChain {
   const char* role = "function";          // "then_branch", "body", "cond", ...
   const std::string* function = nullptr;  // the function it calls
   int64_t iteration = -1;                 // While / For: which iteration; -1: none
+  int64_t depth = 1;                      // bodies within bodies: 1 at the top
   const IterationState* top = nullptr;    // the outermost caller's iteration
 };
 
@@ -58,6 +59,10 @@ struct KernelCall {
 
 struct FunctionRuntimeOptions {
   int64_t max_iterations = 0;  // per While / For call; 0: no limit
+  // Bodies running within bodies (max-frame-depth, and at most
+  // kMaxCallDepth: each level takes the calling thread's stack).
+  int64_t max_depth = kMaxCallDepth;
+  static constexpr int64_t kMaxCallDepth = 1000;
   bool several_devices = false;
 };
 

@@ -464,7 +464,8 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       out.next_iterations.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
       break;
     case NodeKind::arg:
-      outp[0] = (*ctx.feeds)[static_cast<size_t>(item.index)];
+      if (ctx.owned_feeds != nullptr) outp[0] = std::move((*ctx.owned_feeds)[static_cast<size_t>(item.index)]);
+      else outp[0] = (*ctx.feeds)[static_cast<size_t>(item.index)];
       break;
     case NodeKind::retval:
       out.fetches.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});

@@ -121,6 +121,10 @@ struct StepContext {
   // A function body run as written (actors/function_runtime.hpp): where the
   // body is called from, which errors of its nodes name; nullptr at the top.
   const CallChain* chain = nullptr;
+  // A function body's arguments, which its _Args take (move) instead of
+  // copying `feeds`, so that a TensorList a loop passes on stays unshared
+  // and its push stays in place; nullptr: they copy.
+  std::vector<ops::Tensor>* owned_feeds = nullptr;
 };
 
 class IterationState {

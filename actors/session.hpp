@@ -44,7 +44,7 @@ constexpr int64_t kMinMemoryLimit = int64_t{1} << 20;  // --memory-limit, [tagfl
 constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;  // (default: ops::default_memory_limit())
 // [graph] lower-functional, --lower / --no-lower: whichever is faster on
 // the benchmarks (docs/performance.md, "Functional ops run as written").
-constexpr bool kDefaultLowerFunctional = true;
+constexpr bool kDefaultLowerFunctional = false;
 }  // namespace limits
 
 struct SessionOptions {
