@@ -13,6 +13,8 @@ namespace tagflow::graph {
 // The convolution, pooling and batch norm gradients
 // (nn_gradient_functions.cpp).
 void add_nn_gradients(GradientRegistry& r);
+// The TensorList ops' gradients (list_gradient_functions.cpp).
+void add_list_gradients(GradientRegistry& r);
 
 namespace {
 
@@ -796,6 +798,7 @@ GradientRegistry make_global() {
   add("SoftmaxCrossEntropyWithLogits", cross_entropy_grad);
   add("SparseSoftmaxCrossEntropyWithLogits", cross_entropy_grad);
   add_nn_gradients(r);
+  add_list_gradients(r);
 
   // Matrix products.
   add("MatMul", [](C& c) { return matmul_grad(c, "MatMul", "transpose_a", "transpose_b"); });

@@ -169,7 +169,7 @@ struct Backprop {
   bool carries_variant_gradient(NodeId dst) const {
     const Node& n = g.node(dst);
     return n.op == "OptionalFromValue" || n.op == "OptionalGetValue" || n.op == "Identity" ||
-           is_functional_gradient_op(n, g);
+           is_list_gradient_op(n.op) || is_functional_gradient_op(n, g);
   }
   // Whether gradients flow along an edge from output `src` into node `dst`.
   bool flows(Endpoint src, NodeId dst) const {

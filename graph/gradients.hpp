@@ -178,4 +178,8 @@ Expected<GradientResult> gradients(Graph& g, const std::vector<Endpoint>& ys,
 // complex types and their refs).
 bool is_differentiable(DType t);
 
+// Whether `op` is a TensorList op whose list inputs take gradients
+// (graph/list_gradient_functions.cpp; with GradientOptions::functional).
+bool is_list_gradient_op(const std::string& op);
+
 }  // namespace tagflow::graph

@@ -220,21 +220,36 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
   if (!any || p.grads.empty()) return ok_status();
 
   const std::string where = "body " + quoted(body->name) + ": ";
-  auto instantiated = instantiate_body(g, *body, options);
-  if (!instantiated.ok()) return instantiated.status().with_prefix(where);
-  Body b = std::move(instantiated).value();
-  if (static_cast<int>(b.args.size()) != n || static_cast<int>(b.rets.size()) != n)
-    return Status(Error::invalid_graph, where + "takes " + std::to_string(b.args.size()) + " arguments and returns " +
-                                            std::to_string(b.rets.size()) + " results for " + std::to_string(n) +
-                                            " loop variables");
-  TF_RETURN_IF_ERROR(differentiate(b, p.grads, options).with_prefix(where));
-  for (int i = 0; i < n; ++i)
-    if (b.dxs[static_cast<size_t>(i)].node != kNoNode &&
-        std::find(p.grads.begin(), p.grads.end(), i) == p.grads.end())
-      return Status(Error::unimplemented,
-                    where + "loop variable " + std::to_string(i) + " (" + ops::dtype_name(p.types[static_cast<size_t>(i)]) +
-                        ") carries a gradient from one iteration to the one before, but its output has none to "
-                        "start from");
+  // A list loop variable whose output has no gradient may still carry one
+  // from an iteration to the one before (a gradient While differentiated
+  // again pushes what it popped): it then starts from zeros of the list,
+  // and the body is differentiated again with it.
+  Body b;
+  for (int attempt = 0;; ++attempt) {
+    auto instantiated = instantiate_body(g, *body, options);
+    if (!instantiated.ok()) return instantiated.status().with_prefix(where);
+    b = std::move(instantiated).value();
+    if (static_cast<int>(b.args.size()) != n || static_cast<int>(b.rets.size()) != n)
+      return Status(Error::invalid_graph, where + "takes " + std::to_string(b.args.size()) + " arguments and returns " +
+                                              std::to_string(b.rets.size()) + " results for " + std::to_string(n) +
+                                              " loop variables");
+    TF_RETURN_IF_ERROR(differentiate(b, p.grads, options).with_prefix(where));
+    bool added = false;
+    for (int i = 0; i < n; ++i) {
+      if (b.dxs[static_cast<size_t>(i)].node == kNoNode ||
+          std::find(p.grads.begin(), p.grads.end(), i) != p.grads.end())
+        continue;
+      if (p.types[static_cast<size_t>(i)] != DType::variant || attempt > 0)
+        return Status(Error::unimplemented,
+                      where + "loop variable " + std::to_string(i) + " (" +
+                          ops::dtype_name(p.types[static_cast<size_t>(i)]) +
+                          ") carries a gradient from one iteration to the one before, but its output has none to "
+                          "start from");
+      p.grads.insert(std::upper_bound(p.grads.begin(), p.grads.end(), i), i);
+      added = true;
+    }
+    if (!added) break;
+  }
   g.mutable_library() = b.g.library();  // with the functions its gradient made
 
   for (const Endpoint& e : b.intermediates) p.accumulated.push_back(e);

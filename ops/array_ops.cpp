@@ -12,6 +12,7 @@
 
 #include "ops/index_args.hpp"
 #include "ops/tensor_copy.hpp"
+#include "ops/variant.hpp"
 
 namespace tagflow::ops {
 
@@ -189,6 +190,15 @@ Status fill(KernelContext& ctx) {
 
 Status zeros_like(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
+  // A TensorList's zeros (a list gradient to start from): as many unset
+  // elements, which read as zeros, of the same dtype and shape.
+  if (base_dtype(in.dtype()) == DType::variant && in.shape().is_scalar()) {
+    TF_ASSIGN_OR_RETURN(const TensorList* l, list_of(in, "x"));
+    auto zeros = std::make_shared<TensorList>(l->element_dtype, l->element_shape, l->max_num_elements);
+    zeros->elements.resize(l->elements.size());
+    ctx.set_output(0, variant_scalar(std::move(zeros)));
+    return ok_status();
+  }
   TF_ASSIGN_OR_RETURN(Tensor out, allocate_tensor(in.dtype(), in.shape()));
   ctx.set_output(0, std::move(out));
   return ok_status();
