@@ -600,8 +600,11 @@ GradientRegistry make_global() {
     type_list.type = types;
     TRY(std::vector<Endpoint> values,
         c.op("OptionalGetValue", {*d}, {{"output_types", type_list}, {"output_shapes", shapes}}));
+    // Lists among the components (a nested loop's accumulators) take
+    // gradients too.
     for (int i = 0; i < c.num_inputs(); ++i)
-      if (is_differentiable(types[static_cast<size_t>(i)])) c.set(i, values[static_cast<size_t>(i)]);
+      if (is_differentiable(types[static_cast<size_t>(i)]) || types[static_cast<size_t>(i)] == DType::variant)
+        c.set(i, values[static_cast<size_t>(i)]);
     return ok_status();
   });
   add("OptionalGetValue", [](C& c) -> Status {

@@ -31,6 +31,10 @@ AttrMap element_dtype(C& c) {
   return attrs;
 }
 
+// Whether an element of this dtype takes a gradient: numbers, and the
+// lists and optionals a nested functional op's accumulators hold.
+bool element_flows(DType t) { return is_differentiable(t) || t == DType::variant; }
+
 // The list gradient of output `i`, or zeros of that list.
 Expected<Endpoint> list_dy(C& c, int i) {
   if (std::optional<Endpoint> d = c.dy(i)) return *d;
@@ -46,7 +50,7 @@ Status push_back_grad(C& c) {
   TRY(Endpoint shape, c.op1("Shape", {x}, {{"out_type", DType::int32}}));
   TRY(std::vector<Endpoint> popped, c.op("TensorListPopBack", {*d, shape}, element_dtype(c)));
   c.set(0, popped[0]);
-  if (is_differentiable(c.input_type(1))) c.set(1, popped[1]);
+  if (element_flows(c.input_type(1))) c.set(1, popped[1]);
   return ok_status();
 }
 
@@ -106,7 +110,7 @@ Status set_item_grad(C& c) {
   TRY(Endpoint index, c.input(1));
   TRY(Endpoint item, c.input(2));
   TRY(Endpoint shape, c.op1("Shape", {item}, {{"out_type", DType::int32}}));
-  if (is_differentiable(c.input_type(2))) {
+  if (element_flows(c.input_type(2))) {
     TRY(Endpoint ditem, c.op1("TensorListGetItem", {*d, index, shape}, element_dtype(c)));
     c.set(2, ditem);
   }

@@ -138,6 +138,37 @@ bool close(double got, double want, double tolerance) {
   return std::abs(got - want) <= tolerance * std::max(1.0, std::abs(want));
 }
 
+std::unique_ptr<actors::Session> lowered_session(const graph::Graph& g, const Mode& m) {
+  actors::SessionOptions o;
+  o.lower_functional = true;
+  return make_session(g, m, o);
+}
+
+// Second derivatives through the gradient While (programs of scalar xs):
+// the functional gradient of each first derivative, run as written and
+// lowered, against central differences of that first derivative.
+void check_second_order(const Program& p, const Differentiated& first) {
+  for (size_t i = 0; i < p.xs.size(); ++i) {
+    BOOST_TEST_CONTEXT("d/d" << p.xs[i] << " of d/d" << p.xs[i] << "...") {
+      Differentiated second = differentiate(first.g, first.dxs[i], p.xs, true);
+      Program dp = p;
+      dp.g = first.g;
+      dp.y = first.dxs[i];
+      const Mode m = modes()[2];
+      auto s1 = make_session(first.g, m);
+      const auto want = finite_differences(*s1, dp);
+      const auto got = must_run(*make_session(second.g, m), feeds_of(p, p.values), second.dxs);
+      const auto got_lowered = must_run(*lowered_session(second.g, m), feeds_of(p, p.values), second.dxs);
+      for (size_t j = 0; j < p.xs.size(); ++j) {
+        const double g = got[j].scalar_value<double>();
+        BOOST_TEST(close(g, want[j][0], 1e-5),
+                   "d2/d" << p.xs[i] << "d" << p.xs[j] << ": " << g << " vs finite differences " << want[j][0]);
+        BOOST_TEST(close(g, got_lowered[j].scalar_value<double>(), 1e-10));
+      }
+    }
+  }
+}
+
 // The functional gradient against finite differences and, when
 // `compare_lowered`, against the gradient of the lowered graph; the
 // gradient holds a While and no loop or cond primitives.
@@ -167,8 +198,16 @@ void check_program(const Program& p, bool compare_lowered) {
           }
         }
       }
+      // The gradient graph lowered gives what it gives run as written.
+      const auto lowered_got = must_run(*lowered_session(tf2.g, m), feeds_of(p, p.values), tf2.dxs);
+      for (size_t i = 0; i < p.xs.size(); ++i)
+        for (int64_t k = 0; k < got[i].num_elements(); ++k)
+          BOOST_TEST(close(lowered_got[i].data<double>()[k], got[i].data<double>()[k], 1e-12));
     }
   }
+  bool scalars = true;
+  for (const Tensor& v : p.values) scalars = scalars && v.shape().is_scalar();
+  if (scalars) check_second_order(p, tf2);
 }
 
 Output tanh(GraphBuilder& b, Output x) { return b.op1("Tanh", {x}); }
@@ -379,6 +418,100 @@ BOOST_AUTO_TEST_CASE(an_op_without_gradient_in_the_body_is_an_error_naming_the_b
   BOOST_TEST(m.find("body 'loop_body") != std::string::npos, m);
   BOOST_TEST(m.find("op Prod") != std::string::npos, m);
   BOOST_TEST(g.equals(before));  // a failure leaves the graph as it was
+}
+
+// A small tanh RNN: h = tanh(h W + x) for `steps` steps, loss = sum(h * h),
+// built in the given style; W is 3x3, h and x are 1x3.
+Program rnn(GraphBuilder::Style style, int steps) {
+  GraphBuilder b(style);
+  Output w = b.placeholder(DType::float64, {false, {3, 3}}, "w");
+  Output x = b.placeholder(DType::float64, {false, {1, 3}}, "x");
+  Output h0 = b.placeholder(DType::float64, {false, {1, 3}}, "h0");
+  Output h = b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(steps)); },
+                          [&](const Vars& v) {
+                            return Vars{b.add(v[0], b.scalar<int32_t>(1)), tanh(b, b.add(b.matmul(v[1], w), x))};
+                          },
+                          {b.scalar<int32_t>(0), h0})[1];
+  Output loss = b.reduce_sum(b.mul(h, h), b.vector<int32_t>({0, 1}));
+  const Tensor wv = Tensor::from_vector<double>(ops::Shape{3, 3}, {0.4, -0.2, 0.1, 0.3, 0.5, -0.6, -0.1, 0.2, 0.7});
+  const Tensor xv = Tensor::from_vector<double>(ops::Shape{1, 3}, {0.1, -0.3, 0.2});
+  const Tensor hv = Tensor::from_vector<double>(ops::Shape{1, 3}, {0.5, 0.1, -0.2});
+  return finish(b, {"w", "x", "h0"}, {wv, xv, hv}, loss);
+}
+
+BOOST_AUTO_TEST_CASE(an_rnn_built_tf1_and_tf2_style_has_the_same_gradients) {
+  Program tf2 = rnn(GraphBuilder::Style::tf2, 6);
+  Program tf1 = rnn(GraphBuilder::Style::tf1, 6);
+  check_program(tf2, true);
+  Differentiated d2 = differentiate(tf2.g, tf2.y, tf2.xs, true);
+  Differentiated d1 = differentiate(tf1.g, tf1.y, tf1.xs, false);
+  for (const Mode& m : {modes()[0], modes()[3]}) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto a = must_run(*make_session(d2.g, m), feeds_of(tf2, tf2.values), d2.dxs);
+      auto c = must_run(*make_session(d1.g, m), feeds_of(tf1, tf1.values), d1.dxs);
+      for (size_t i = 0; i < a.size(); ++i)
+        for (int64_t k = 0; k < a[i].num_elements(); ++k)
+          BOOST_TEST(close(a[i].data<double>()[k], c[i].data<double>()[k], 1e-12));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(hessian_vector_products_of_an_rnn) {
+  // H v for the loss's Hessian w.r.t. W, along v: the gradient of
+  // sum(dloss/dW * v), against central differences of dloss/dW * v along
+  // W, run as written and lowered.
+  Program p = rnn(GraphBuilder::Style::tf2, 5);
+  Differentiated first = differentiate(p.g, p.y, {"w"}, true);
+  const Tensor v = Tensor::from_vector<double>(ops::Shape{3, 3}, {0.3, -0.1, 0.2, 0.05, 0.4, -0.2, 0.1, 0.0, -0.3});
+  graph::Graph g = first.g;
+  // dot = sum(dW * v) as nodes of g.
+  const graph::NodeId vid = g.add_node([&] {
+    graph::Node n;
+    n.name = "hvp_v";
+    n.op = "Const";
+    n.attrs["dtype"] = DType::float64;
+    n.attrs["value"] = v;
+    return n;
+  }()).value();
+  graph::Node mul;
+  mul.name = "hvp_mul";
+  mul.op = "Mul";
+  mul.attrs["T"] = DType::float64;
+  mul.inputs = {endpoint(g, first.dxs[0]), {vid, 0}};
+  const graph::NodeId mid = g.add_node(mul).value();
+  graph::Node axes;
+  axes.name = "hvp_axes";
+  axes.op = "Const";
+  axes.attrs["dtype"] = DType::int32;
+  axes.attrs["value"] = Tensor::vector<int32_t>({0, 1});
+  const graph::NodeId aid = g.add_node(axes).value();
+  graph::Node sum;
+  sum.name = "hvp_dot";
+  sum.op = "Sum";
+  sum.attrs["T"] = DType::float64;
+  sum.attrs["Tidx"] = DType::int32;
+  sum.inputs = {{mid, 0}, {aid, 0}};
+  BOOST_REQUIRE(g.add_node(sum).ok());
+  BOOST_REQUIRE(graph::validate(g).ok());
+  Differentiated second = differentiate(g, "hvp_dot", {"w"}, true);
+  Program dot = p;
+  dot.g = g;
+  dot.y = "hvp_dot";
+  dot.xs = {"w"};
+  dot.values = {p.values[0]};
+  dot.fixed = {{"x", p.values[1]}, {"h0", p.values[2]}};
+  for (const Mode& m : {modes()[0], modes()[2]}) {
+    BOOST_TEST_CONTEXT(m.name) {
+      const auto want = finite_differences(*make_session(g, m), dot);
+      const auto got = must_run(*make_session(second.g, m), feeds_of(dot, dot.values), second.dxs);
+      const auto lowered_got = must_run(*lowered_session(second.g, m), feeds_of(dot, dot.values), second.dxs);
+      for (size_t k = 0; k < want[0].size(); ++k) {
+        BOOST_TEST(close(got[0].data<double>()[k], want[0][k], 1e-5),
+                   "(Hv)[" << k << "] = " << got[0].data<double>()[k] << " vs finite differences " << want[0][k]);
+        BOOST_TEST(close(lowered_got[0].data<double>()[k], got[0].data<double>()[k], 1e-10));
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
