@@ -6,6 +6,8 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/tensor_copy.hpp"
+#include "ops/variant.hpp"
 
 namespace tagflow::ops {
 
@@ -54,6 +56,76 @@ class AddNKernel final : public Kernel {
   }
 };
 
+// a + b for two tensors of one dtype and shape; TensorLists elementwise
+// (an unset element is zero), lists of lists too.
+Expected<Tensor> add_two(const Tensor& a, const Tensor& b, int depth) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape())
+    return Status(Error::invalid_argument, "AddN inputs differ: " + dtype_name(a.dtype()) + " " +
+                                               a.shape().to_string() + " and " + dtype_name(b.dtype()) + " " +
+                                               b.shape().to_string());
+  if (base_dtype(a.dtype()) == DType::variant) {
+    if (depth > 64) return Status(Error::invalid_argument, "AddN: lists nested over 64 deep");
+    TF_ASSIGN_OR_RETURN(const TensorList* x, list_of(a, "inputs"));
+    TF_ASSIGN_OR_RETURN(const TensorList* y, list_of(b, "inputs"));
+    if (x->elements.size() != y->elements.size() || x->element_dtype != y->element_dtype)
+      return Status(Error::invalid_argument,
+                    "AddN of lists needs lists of one length and element dtype: " + x->debug_string() + " and " +
+                        y->debug_string());
+    auto sum = std::make_shared<TensorList>(x->element_dtype, x->element_shape, x->max_num_elements);
+    sum->elements.resize(x->elements.size());
+    for (size_t i = 0; i < x->elements.size(); ++i) {
+      const Tensor& u = x->elements[i];
+      const Tensor& v = y->elements[i];
+      if (!u.valid()) sum->elements[i] = v;
+      else if (!v.valid()) sum->elements[i] = u;
+      else {
+        TF_ASSIGN_OR_RETURN(sum->elements[i], add_two(u, v, depth + 1));
+      }
+    }
+    return variant_scalar(std::move(sum));
+  }
+  Tensor out;
+  Status st = ok_status();
+  const bool handled = dispatch_among<float, double, int32_t, int64_t>(base_dtype(a.dtype()), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto o = allocate_tensor(a.dtype(), a.shape());
+    if (!o.ok()) {
+      st = o.status();
+      return;
+    }
+    out = std::move(o).value();
+    const T* x = a.data<T>();
+    const T* y = b.data<T>();
+    T* z = out.mutable_data<T>();
+    for (int64_t i = 0; i < a.num_elements(); ++i) z[i] = x[i] + y[i];
+  });
+  if (!handled) return Status(Error::invalid_argument, "AddN of list elements of dtype " + dtype_name(a.dtype()));
+  if (!st.ok()) return st;
+  return out;
+}
+
+// AddN of TensorLists: the gradient of a list read in several places.
+class ListAddNKernel final : public Kernel {
+ public:
+  Status compute(KernelContext& ctx) const override {
+    const int n = ctx.num_inputs();
+    if (n < 1) return Status(Error::invalid_argument, "AddN needs at least one input");
+    Tensor sum = ctx.input(0);
+    for (int i = 1; i < n; ++i) {
+      TF_ASSIGN_OR_RETURN(sum, add_two(sum, ctx.input(i), 0));
+    }
+    ctx.set_output(0, std::move(sum));
+    return ok_status();
+  }
+};
+
+}  // namespace
+
+namespace {
+std::vector<DType> with_variant(std::vector<DType> types) {
+  types.push_back(DType::variant);
+  return types;
+}
 }  // namespace
 
 void register_add_n_op(OpRegistry& r) {
@@ -61,10 +133,11 @@ void register_add_n_op(OpRegistry& r) {
                           .input("inputs: N * T")
                           .output("sum: T")
                           .attr("N", "int", std::nullopt, 1)
-                          .type_attr("T", real_types())
+                          .type_attr("T", with_variant(real_types()))
                           .kernel([](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
                             DType t = init.input_types.empty() ? DType::invalid
                                                                : base_dtype(init.input_types[0]);
+                            if (t == DType::variant) return std::unique_ptr<Kernel>(new ListAddNKernel());
                             std::unique_ptr<Kernel> k;
                             dispatch_among<float, double, int32_t, int64_t>(t, [&](auto tag) {
                               k = std::make_unique<AddNKernel<typename decltype(tag)::type>>();

@@ -514,4 +514,106 @@ BOOST_AUTO_TEST_CASE(hessian_vector_products_of_an_rnn) {
   }
 }
 
+// --- TensorList ops' gradients ------------------------------------------------
+
+ops::AttrMap f64_list() { return {{"element_dtype", DType::float64}}; }
+
+Output empty_list(GraphBuilder& b) {
+  return b.op1("EmptyTensorList", {b.vector<int32_t>({}), b.scalar<int32_t>(-1)},
+               {{"element_dtype", DType::float64}, {"shape_type", DType::int32}});
+}
+
+// First order against finite differences for any program; second order
+// too when every x is a scalar.
+void check_list_program(const Program& p) {
+  Differentiated first = differentiate(p.g, p.y, p.xs, true);
+  for (const Mode& m : {modes()[0], modes()[2]}) {
+    BOOST_TEST_CONTEXT(m.name) {
+      const auto want = finite_differences(*make_session(p.g, m), p);
+      const auto got = must_run(*make_session(first.g, m), feeds_of(p, p.values), first.dxs);
+      for (size_t i = 0; i < p.xs.size(); ++i)
+        for (size_t k = 0; k < want[i].size(); ++k)
+          BOOST_TEST(close(got[i].data<double>()[k], want[i][k], 1e-6),
+                     "d/d" << p.xs[i] << "[" << k << "]: " << got[i].data<double>()[k] << " vs " << want[i][k]);
+    }
+  }
+  bool scalars = true;
+  for (const Tensor& v : p.values) scalars = scalars && v.shape().is_scalar();
+  if (scalars) check_second_order(p, first);
+}
+
+BOOST_AUTO_TEST_CASE(push_back_and_stack) {
+  // stack(push(push(empty, x * y), tanh(x))) -> sum of squares.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  Output l = b.op1("TensorListPushBack", {empty_list(b), b.mul(x, y)}, f64_list());
+  l = b.op1("TensorListPushBack", {l, tanh(b, x)}, f64_list());
+  Output stacked = b.op1("TensorListStack", {l, b.vector<int32_t>({})}, f64_list());
+  Output loss = b.reduce_sum(b.mul(stacked, stacked), b.vector<int32_t>({0}));
+  check_list_program(finish(b, {"x", "y"}, {scalar(0.7), scalar(-1.2)}, loss));
+}
+
+BOOST_AUTO_TEST_CASE(push_back_then_pop_back) {
+  // a, b popped off push(push(empty, x*x), y*x): a * tanh(b) + a.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  Output l = b.op1("TensorListPushBack", {empty_list(b), b.mul(x, x)}, f64_list());
+  l = b.op1("TensorListPushBack", {l, b.mul(y, x)}, f64_list());
+  graph::Outputs last = b.op("TensorListPopBack", {l, b.vector<int32_t>({})}, f64_list());
+  graph::Outputs first = b.op("TensorListPopBack", {last[0], b.vector<int32_t>({})}, f64_list());
+  Output out = b.add(b.mul(first[1], tanh(b, last[1])), first[1]);
+  check_list_program(finish(b, {"x", "y"}, {scalar(0.9), scalar(0.4)}, out));
+}
+
+BOOST_AUTO_TEST_CASE(from_tensor_get_item_and_set_item) {
+  // l = from_tensor(v); l' = set_item(l, 0, tanh(v[1])); sum(stack(l')^2) + l[2] * v[0].
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output v = b.placeholder(DType::float64, {false, {3}}, "v");
+  Output l = b.op1("TensorListFromTensor", {v, b.vector<int32_t>({})},
+                   {{"element_dtype", DType::float64}, {"shape_type", DType::int32}});
+  Output one = b.op1("TensorListGetItem", {l, b.scalar<int32_t>(1), b.vector<int32_t>({})}, f64_list());
+  Output two = b.op1("TensorListGetItem", {l, b.scalar<int32_t>(2), b.vector<int32_t>({})}, f64_list());
+  Output set = b.op1("TensorListSetItem", {l, b.scalar<int32_t>(0), tanh(b, one)}, f64_list());
+  Output stacked = b.op1("TensorListStack", {set, b.vector<int32_t>({})}, f64_list());
+  Output v0 = b.reshape(b.gather(v, b.scalar<int32_t>(0), b.scalar<int32_t>(0)), b.vector<int32_t>({}));
+  Output out = b.add(b.reduce_sum(b.mul(stacked, stacked), b.vector<int32_t>({0})), b.mul(two, v0));
+  check_list_program(
+      finish(b, {"v"}, {Tensor::from_vector<double>(ops::Shape{3}, {0.3, -0.8, 1.1})}, out));
+}
+
+BOOST_AUTO_TEST_CASE(a_scan_over_tensor_lists) {
+  // TensorFlow 2's scan: elems in a list (FromTensor), read by GetItem in a
+  // While whose body pushes each accumulator (acc = tanh(acc * w + e_i));
+  // the stacked accumulators times c, summed. First and second order.
+  for (int n : {1, 4}) {
+    GraphBuilder b(GraphBuilder::Style::tf2);
+    Output w = b.placeholder(DType::float64, kScalar, "w");
+    Output a0 = b.placeholder(DType::float64, kScalar, "a0");
+    std::vector<double> e;
+    for (int i = 0; i < n; ++i) e.push_back(0.3 * i - 0.2);
+    Output elems = b.op1("TensorListFromTensor",
+                         {b.constant(Tensor::from_vector<double>(ops::Shape{n}, e)), b.vector<int32_t>({})},
+                         {{"element_dtype", DType::float64}, {"shape_type", DType::int32}});
+    graph::Outputs out = b.while_loop(
+        [&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(n)); },
+        [&](const Vars& v) {
+          Output item = b.op1("TensorListGetItem", {v[2], v[0], b.vector<int32_t>({})}, f64_list());
+          Output acc = tanh(b, b.add(b.mul(v[1], w), item));
+          Output pushed = b.op1("TensorListPushBack", {v[3], acc}, f64_list());
+          return Vars{b.add(v[0], b.scalar<int32_t>(1)), acc, v[2], pushed};
+        },
+        {b.scalar<int32_t>(0), a0, elems, empty_list(b)});
+    Output stacked = b.op1("TensorListStack", {out[3], b.vector<int32_t>({})}, f64_list());
+    std::vector<double> c;
+    for (int i = 0; i < n; ++i) c.push_back(1.0 + 0.5 * i);
+    Output loss = b.reduce_sum(b.mul(stacked, b.constant(Tensor::from_vector<double>(ops::Shape{n}, c))),
+                               b.vector<int32_t>({0}));
+    BOOST_TEST_CONTEXT(n << " elements") {
+      check_program(finish(b, {"w", "a0"}, {scalar(0.8), scalar(0.5)}, loss), false);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
