@@ -53,6 +53,7 @@ ops::Expected<std::unique_ptr<SavedModelSession>> SavedModelSession::load(const 
   std::unique_ptr<SavedModelSession> m(new SavedModelSession());
   m->dir_ = dir;
   m->info_ = std::move(meta.info);
+  if (options.transform) TF_RETURN_IF_ERROR(options.transform(&meta.graph, m->info_));
   auto session = Session::create(std::move(meta.graph), std::move(resolved));
   if (!session.ok()) return session.status().with_prefix(dir + ": ");
   m->session_ = std::move(session).value();

@@ -10,6 +10,7 @@
 // Thread-safe as Session is: run_signature may be called from many threads.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +28,10 @@ struct SavedModelOptions {
   // the model has no variables (no .index file), as TensorFlow's loader does.
   std::string checkpoint;
   SessionOptions session;
+  // Applied to the meta graph before the session is made (e.g. adding the
+  // gradient of a signature's output, graph/gradients.hpp); an error ends
+  // the load.
+  std::function<ops::Status(graph::Graph*, const graph::MetaGraphInfo&)> transform;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, ops::Tensor>>;

@@ -14,6 +14,9 @@
 #include <random>
 
 #include "actors/saved_model.hpp"
+#include "graph/gradients.hpp"
+#include "graph/step_graph.hpp"
+#include "graph/validate.hpp"
 #include "ops/proto/example.pb.h"
 #include "ops/tensor_bundle.hpp"
 #include "session_test_util.hpp"
@@ -341,6 +344,69 @@ BOOST_AUTO_TEST_CASE(keras_lstm_serving_default_matches_an_lstm_of_its_weights) 
       const Tensor& y = output(out, "dense");
       BOOST_REQUIRE(y.shape() == Shape({batch, 1}));
       for (int n = 0; n < batch; ++n) BOOST_TEST(y.data<float>()[n] == expected[n], boost::test_tools::tolerance(1e-5));
+    }
+  }
+}
+
+// The Keras LSTM (a StatelessWhile over TensorLists inside its signature's
+// functions) differentiated the TensorFlow 2 way: d sum(dense) / d input_1
+// through the calls and the While, against central differences of the
+// signature, run as written and lowered.
+BOOST_AUTO_TEST_CASE(keras_lstm_gradient_with_respect_to_its_input) {
+  const std::string dir = model_dir("keras_lstm_from_sequential");
+  const int steps = 5, features = 3, batch = 2;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Tensor x(ops::DType::float32, Shape({batch, steps, features}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.mutable_data<float>()[i] = u(rng);
+  std::string input, dx;
+  actors::SavedModelOptions o;
+  o.transform = [&](graph::Graph* g, const graph::MetaGraphInfo& info) -> ops::Status {
+    TF_ASSIGN_OR_RETURN(const graph::Signature* sig, actors::find_signature(info, "serving_default"));
+    input = sig->inputs[0].tensor;
+    graph::ValidateOptions v;
+    v.allow_unknown_ops = true;
+    TF_RETURN_IF_ERROR(graph::validate(*g, v));
+    TF_ASSIGN_OR_RETURN(graph::Endpoint y, graph::parse_endpoint(*g, sig->outputs[0].tensor));
+    TF_ASSIGN_OR_RETURN(graph::Endpoint in, graph::parse_endpoint(*g, input));
+    graph::GradientOptions go;
+    go.functional = true;
+    TF_ASSIGN_OR_RETURN(graph::GradientResult r, graph::gradients(*g, {y}, {in}, {}, go));
+    dx = g->endpoint_name(r.dxs[0]);
+    return ops::ok_status();
+  };
+  for (bool lower : {false, true}) {
+    BOOST_TEST_CONTEXT((lower ? "lowered" : "as written")) {
+      o.session.lower_functional = lower;
+      auto model = load(dir, testing::modes()[2], o);
+      auto run = [&](const Tensor& in, const std::string& fetch) {
+        auto r = model->session().run({{input, in}}, {fetch});
+        BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+        return (*r)[0];
+      };
+      auto sig = actors::find_signature(model->info(), "serving_default");
+      BOOST_REQUIRE(sig.ok());
+      const std::string y = (*sig)->outputs[0].tensor;
+      auto sum_of = [](const Tensor& t) {
+        double s = 0;
+        for (int64_t i = 0; i < t.num_elements(); ++i) s += t.data<float>()[i];
+        return s;
+      };
+      const Tensor got = run(x, dx);
+      BOOST_REQUIRE(got.shape() == x.shape());
+      const float h = 1e-2f;
+      double worst = 0;
+      for (int64_t k = 0; k < x.num_elements(); ++k) {
+        std::vector<float> uv(x.data<float>(), x.data<float>() + x.num_elements()), dv = uv;
+        uv[static_cast<size_t>(k)] += h;
+        dv[static_cast<size_t>(k)] -= h;
+        const Tensor up = Tensor::from_vector<float>(x.shape(), uv), down = Tensor::from_vector<float>(x.shape(), dv);
+        const double fd = (sum_of(run(up, y)) - sum_of(run(down, y))) / (2.0 * h);
+        worst = std::max(worst, std::abs(fd - got.data<float>()[k]));
+        BOOST_TEST(std::abs(got.data<float>()[k] - fd) <= 2e-3 * std::max(1.0, std::abs(fd)),
+                   "d/d input[" << k << "] = " << got.data<float>()[k] << " vs finite differences " << fd);
+      }
+      BOOST_TEST_MESSAGE("Keras LSTM d/d input: largest difference from finite differences " << worst);
     }
   }
 }
