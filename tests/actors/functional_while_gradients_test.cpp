@@ -203,6 +203,20 @@ void check_program(const Program& p, bool compare_lowered) {
       for (size_t i = 0; i < p.xs.size(); ++i)
         for (int64_t k = 0; k < got[i].num_elements(); ++k)
           BOOST_TEST(close(lowered_got[i].data<double>()[k], got[i].data<double>()[k], 1e-12));
+      // Lowered and split round-robin over 2 and 3 devices: the forward
+      // and gradient loops cross devices, with control loops.
+      for (int devices : {2, 3}) {
+        actors::SessionOptions o;
+        o.lower_functional = true;
+        o.num_devices = devices;
+        o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+        auto split = make_session(tf2.g, m, o);
+        const auto split_got = must_run(*split, feeds_of(p, p.values), tf2.dxs);
+        BOOST_TEST(split->last_partitions().size() == static_cast<size_t>(devices));
+        for (size_t i = 0; i < p.xs.size(); ++i)
+          for (int64_t k = 0; k < got[i].num_elements(); ++k)
+            BOOST_TEST(close(split_got[i].data<double>()[k], got[i].data<double>()[k], 1e-12));
+      }
     }
   }
   bool scalars = true;
