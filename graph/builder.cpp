@@ -4,6 +4,7 @@
 
 #include "graph/builder_context.hpp"
 #include "graph/infer_attrs.hpp"
+#include "graph/lower_functional.hpp"
 #include "graph/validate.hpp"
 
 namespace tagflow::graph {
@@ -397,6 +398,9 @@ std::vector<Output> GraphBuilder::gradients(const std::vector<Output>& ys,
   const int before = graph_.num_nodes();
   GradientOptions o = options;
   if (o.ops == nullptr) o.ops = registry_;
+  // TensorFlow 2's control flow is differentiated as written
+  // (graph/functional_gradients.hpp).
+  if (style_ == Style::tf2 || has_functional_ops(graph_)) o.functional = true;
   auto r = graph::gradients(graph_, y, x, gy, o);
   // The new nodes belong to no builder cond or loop: nothing built later
   // may capture from inside a gradient loop.
