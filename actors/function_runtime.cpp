@@ -97,8 +97,7 @@ Expected<bool> to_bool(const Tensor& t) {
 // iteration states it reuses from one run to the next.
 class BodyRunner {
  public:
-  BodyRunner(const KernelCall& call, const CallChain* parent_chain)
-      : call_(call) {
+  BodyRunner(const KernelCall& call, const CallChain* parent_chain, int64_t max_depth) : max_depth_(max_depth) {
     ctx_ = *call.step;
     ctx_.events = nullptr;
     ctx_.use_workers = false;
@@ -117,12 +116,12 @@ class BodyRunner {
   // Runs `body` (in `role`, at loop iteration `iteration` or -1) on args();
   // its results replace *rets.
   Status run(const FunctionRuntime::Body& body, const char* role, int64_t iteration, std::vector<Tensor>* rets,
-             IterationState* state, int64_t max_depth) {
-    if (chain_.depth > max_depth)
+             IterationState* state) {
+    if (chain_.depth > max_depth_)
       return Status(Error::resource_exhausted,
                     fmt::format("function bodies are nested {} deep, over the limit of {} (--max-frame-depth, "
                                 "[tagflow] max-frame-depth; at most {} run as written)",
-                                chain_.depth, max_depth, FunctionRuntimeOptions::kMaxCallDepth));
+                                chain_.depth, max_depth_, FunctionRuntimeOptions::kMaxCallDepth));
     chain_.role = role;
     chain_.function = &body.name;
     chain_.iteration = iteration;
@@ -157,7 +156,7 @@ class BodyRunner {
   const CallChain& chain() const { return chain_; }
 
  private:
-  const KernelCall& call_;
+  int64_t max_depth_;
   StepContext ctx_;
   CallChain chain_;
   std::vector<Tensor> args_;
@@ -256,7 +255,7 @@ class FunctionalKernel final : public ops::Kernel {
   }
 
   Status run(ops::KernelContext& ctx, const KernelCall& call, int32_t* branch) const {
-    BodyRunner runner(call, call.step->chain);
+    BodyRunner runner(call, call.step->chain, runtime_.options().max_depth);
     std::vector<Tensor>& args = runner.args();
     std::vector<Tensor> rets;
     IterationState state;
@@ -266,7 +265,7 @@ class FunctionalKernel final : public ops::Kernel {
       case Kind::partitioned_call: {
         started(call, -1);
         for (int i = 0; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[0], fns_[0].first, -1, &rets, &state, runtime_.options().max_depth));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[0], fns_[0].first, -1, &rets, &state));
         return finish(ctx, rets);
       }
       case Kind::if_op: {
@@ -276,7 +275,7 @@ class FunctionalKernel final : public ops::Kernel {
         started(call, *branch);
         for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
         const size_t b = static_cast<size_t>(*branch);
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[b], fns_[b].first, -1, &rets, &state, runtime_.options().max_depth));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[b], fns_[b].first, -1, &rets, &state));
         return finish(ctx, rets);
       }
       case Kind::case_op: {
@@ -291,7 +290,7 @@ class FunctionalKernel final : public ops::Kernel {
         *branch = static_cast<int32_t>(b);
         started(call, *branch);
         for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[static_cast<size_t>(b)], "branch", -1, &rets, &state, runtime_.options().max_depth));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[static_cast<size_t>(b)], "branch", -1, &rets, &state));
         return finish(ctx, rets);
       }
       case Kind::while_op: return run_while(ctx, call, runner, state);
@@ -343,7 +342,7 @@ class FunctionalKernel final : public ops::Kernel {
       TF_RETURN_IF_ERROR(check_loop(call, i));
       iteration_event(call, i, false);
       runner.args() = vars;
-      TF_RETURN_IF_ERROR(runner.run(cond, "cond", i, &result, &state, runtime_.options().max_depth));
+      TF_RETURN_IF_ERROR(runner.run(cond, "cond", i, &result, &state));
       if (result.size() != 1)
         return Status(Error::invalid_argument,
                       fmt::format("cond '{}' returns {} values; it must return one predicate", cond.name,
@@ -355,7 +354,7 @@ class FunctionalKernel final : public ops::Kernel {
         break;
       }
       runner.args() = std::move(vars);
-      TF_RETURN_IF_ERROR(runner.run(body, "body", i, &vars, &body_state, runtime_.options().max_depth));
+      TF_RETURN_IF_ERROR(runner.run(body, "body", i, &vars, &body_state));
       iteration_event(call, i, true);
     }
     return finish(ctx, vars);
@@ -389,7 +388,7 @@ class FunctionalKernel final : public ops::Kernel {
       args.clear();
       args.push_back(Tensor::scalar<int32_t>(static_cast<int32_t>(i)));
       for (Tensor& v : vars) args.push_back(std::move(v));
-      TF_RETURN_IF_ERROR(runner.run(body, "body", n, &vars, &state, runtime_.options().max_depth));
+      TF_RETURN_IF_ERROR(runner.run(body, "body", n, &vars, &state));
       iteration_event(call, n, true);
     }
     return finish(ctx, vars);
@@ -543,7 +542,8 @@ Expected<std::shared_ptr<const FunctionRuntime::Body>> FunctionRuntime::body(con
     items.push_back(std::move(item));
   }
   for (size_t i = 0; i < fb.rets.size(); ++i) {
-    graph::Item ret = io_node(fmt::format("_ret/{}", i), "_Retval", i < out_types.size() ? out_types[i] : ops::DType::invalid, i);
+    const ops::DType t = i < out_types.size() ? out_types[i] : ops::DType::invalid;
+    graph::Item ret = io_node(fmt::format("_ret/{}", i), "_Retval", t, i);
     ret.spec.inputs.push_back(fb.rets[i]);
     items.push_back(std::move(ret));
   }
