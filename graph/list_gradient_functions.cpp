@@ -7,7 +7,13 @@
 //     as many unset elements);
 //   - Stack's is FromTensor, FromTensor's is Stack;
 //   - GetItem's sets the item's gradient into zeros of the list;
-//   - SetItem's reads the item's gradient out and zeros it in the list's.
+//   - SetItem's reads the item's gradient out and zeros it in the list's;
+//   - Gather's scatters into zeros of the list, Scatter's gathers (indices
+//     are taken to be distinct, as TensorFlow takes them);
+//   - ConcatV2's is Split by the forward lengths, Split's is ConcatV2;
+//   - Resize's resizes the gradient back to the input list's length.
+// EmptyTensorList, TensorListReserve, TensorListLength and
+// TensorListElementShape are not differentiable (sizes and shapes).
 // They carry a While's gradient of a gradient (graph/while_gradients.cpp):
 // the gradient While pops what the forward While pushed, and
 // differentiating it again pushes what the forward gradient pops.
@@ -40,6 +46,14 @@ Expected<Endpoint> list_dy(C& c, int i) {
   if (std::optional<Endpoint> d = c.dy(i)) return *d;
   TRY(Endpoint out, c.output(i));
   return c.op1("ZerosLike", {out}, {{"T", DType::variant}});
+}
+
+// The shape of a tensor's rows (its shape without the first dimension).
+Expected<Endpoint> row_shape(C& c, Endpoint t) {
+  TRY(Endpoint shape, c.op1("Shape", {t}, {{"out_type", DType::int32}}));
+  TRY(Endpoint begin, c.int_vector({1}));
+  TRY(Endpoint size, c.int_vector({-1}));
+  return c.op1("Slice", {shape, begin, size}, {{"T", DType::int32}, {"Index", DType::int32}});
 }
 
 // TensorListPushBack(list, x) -> list'.
@@ -81,11 +95,7 @@ Status from_tensor_grad(C& c) {
   std::optional<Endpoint> d = c.dy(0);
   if (!d || !is_differentiable(c.input_type(0))) return ok_status();
   TRY(Endpoint t, c.input(0));
-  TRY(Endpoint shape, c.op1("Shape", {t}, {{"out_type", DType::int32}}));
-  // The element shape: the tensor's shape without its first dimension.
-  TRY(Endpoint begin, c.int_vector({1}));
-  TRY(Endpoint size, c.int_vector({-1}));
-  TRY(Endpoint element_shape, c.op1("Slice", {shape, begin, size}, {{"T", DType::int32}, {"Index", DType::int32}}));
+  TRY(Endpoint element_shape, row_shape(c, t));
   TRY(Endpoint stacked, c.op1("TensorListStack", {*d, element_shape}, element_dtype(c)));
   c.set(0, stacked);
   return ok_status();
@@ -120,11 +130,102 @@ Status set_item_grad(C& c) {
   return ok_status();
 }
 
+// The element shape of the list a tensor is split into (or concatenated
+// from): its rows' shape with an unknown first dimension.
+Expected<Endpoint> split_shape(C& c, Endpoint t) {
+  TRY(Endpoint rows, row_shape(c, t));
+  TRY(Endpoint unknown, c.int_vector({-1}));
+  TRY(Endpoint axis, c.scalar(DType::int32, 0));
+  return c.op1("ConcatV2", {unknown, rows, axis});
+}
+
+// TensorListGather(list, indices, element_shape) -> values.
+Status gather_grad(C& c) {
+  std::optional<Endpoint> d = c.dy(0);
+  if (!d) return ok_status();
+  TRY(Endpoint list, c.input(0));
+  TRY(Endpoint indices, c.input(1));
+  TRY(Endpoint zeros, c.op1("ZerosLike", {list}, {{"T", DType::variant}}));
+  TRY(Endpoint scattered, c.op1("TensorListScatterIntoExistingList", {zeros, *d, indices}, element_dtype(c)));
+  c.set(0, scattered);
+  return ok_status();
+}
+
+// TensorListScatter(tensor, indices, element_shape) and TensorListScatterV2
+// (with num_elements) -> list.
+Status scatter_grad(C& c) {
+  std::optional<Endpoint> d = c.dy(0);
+  if (!d || !is_differentiable(c.input_type(0))) return ok_status();
+  TRY(Endpoint t, c.input(0));
+  TRY(Endpoint indices, c.input(1));
+  TRY(Endpoint rows, row_shape(c, t));
+  TRY(Endpoint gathered, c.op1("TensorListGather", {*d, indices, rows}, element_dtype(c)));
+  c.set(0, gathered);
+  return ok_status();
+}
+
+// TensorListScatterIntoExistingList(list, tensor, indices) -> list'.
+Status scatter_into_grad(C& c) {
+  std::optional<Endpoint> d = c.dy(0);
+  if (!d) return ok_status();
+  TRY(Endpoint t, c.input(1));
+  TRY(Endpoint indices, c.input(2));
+  if (element_flows(c.input_type(1))) {
+    TRY(Endpoint rows, row_shape(c, t));
+    TRY(Endpoint gathered, c.op1("TensorListGather", {*d, indices, rows}, element_dtype(c)));
+    c.set(1, gathered);
+  }
+  TRY(Endpoint zeros, c.op1("ZerosLike", {t}));
+  TRY(Endpoint dlist, c.op1("TensorListScatterIntoExistingList", {*d, zeros, indices}, element_dtype(c)));
+  c.set(0, dlist);
+  return ok_status();
+}
+
+// TensorListConcatV2(list, element_shape, leading_dims) -> (tensor, lengths).
+Status concat_grad(C& c) {
+  std::optional<Endpoint> d = c.dy(0);
+  if (!d) return ok_status();
+  TRY(Endpoint lengths, c.output(1));
+  TRY(Endpoint shape, split_shape(c, *d));
+  AttrMap attrs = element_dtype(c);
+  attrs["shape_type"] = DType::int32;
+  TRY(Endpoint split, c.op1("TensorListSplit", {*d, shape, lengths}, attrs));
+  c.set(0, split);
+  return ok_status();
+}
+
+// TensorListSplit(tensor, element_shape, lengths) -> list.
+Status split_grad(C& c) {
+  std::optional<Endpoint> d = c.dy(0);
+  if (!d || !is_differentiable(c.input_type(0))) return ok_status();
+  TRY(Endpoint t, c.input(0));
+  TRY(Endpoint lengths, c.input(2));
+  TRY(Endpoint shape, split_shape(c, t));
+  AttrMap attrs = element_dtype(c);
+  attrs["shape_type"] = DType::int32;
+  TRY(std::vector<Endpoint> concat, c.op("TensorListConcatV2", {*d, shape, lengths}, attrs));
+  c.set(0, concat[0]);
+  return ok_status();
+}
+
+// TensorListResize(list, size) -> list'.
+Status resize_grad(C& c) {
+  std::optional<Endpoint> d = c.dy(0);
+  if (!d) return ok_status();
+  TRY(Endpoint list, c.input(0));
+  TRY(Endpoint length, c.op1("TensorListLength", {list}));
+  TRY(Endpoint resized, c.op1("TensorListResize", {*d, length}));
+  c.set(0, resized);
+  return ok_status();
+}
+
 }  // namespace
 
 bool is_list_gradient_op(const std::string& op) {
   return op == "TensorListPushBack" || op == "TensorListPopBack" || op == "TensorListStack" ||
-         op == "TensorListFromTensor" || op == "TensorListGetItem" || op == "TensorListSetItem";
+         op == "TensorListFromTensor" || op == "TensorListGetItem" || op == "TensorListSetItem" ||
+         op == "TensorListGather" || op == "TensorListScatterIntoExistingList" || op == "TensorListConcatV2" ||
+         op == "TensorListResize";
 }
 
 void add_list_gradients(GradientRegistry& r) {
@@ -134,6 +235,15 @@ void add_list_gradients(GradientRegistry& r) {
   (void)r.add("TensorListFromTensor", from_tensor_grad);
   (void)r.add("TensorListGetItem", get_item_grad);
   (void)r.add("TensorListSetItem", set_item_grad);
+  (void)r.add("TensorListGather", gather_grad);
+  (void)r.add("TensorListScatter", scatter_grad);
+  (void)r.add("TensorListScatterV2", scatter_grad);
+  (void)r.add("TensorListScatterIntoExistingList", scatter_into_grad);
+  (void)r.add("TensorListConcatV2", concat_grad);
+  (void)r.add("TensorListSplit", split_grad);
+  (void)r.add("TensorListResize", resize_grad);
+  for (const char* op : {"EmptyTensorList", "TensorListReserve", "TensorListLength", "TensorListElementShape"})
+    r.add_not_differentiable(op);
 }
 
 }  // namespace tagflow::graph
