@@ -165,10 +165,11 @@ struct Backprop {
     return false;
   }
   // Functional gradients flow through the Optionals that pass an If's
-  // intermediates to its gradient, and on through the ops around them.
+  // intermediates to its gradient, and on through the ops around them:
+  // the list ops, and AddN, which sums a list's gradients.
   bool carries_variant_gradient(NodeId dst) const {
     const Node& n = g.node(dst);
-    return n.op == "OptionalFromValue" || n.op == "OptionalGetValue" || n.op == "Identity" ||
+    return n.op == "OptionalFromValue" || n.op == "OptionalGetValue" || n.op == "Identity" || n.op == "AddN" ||
            is_list_gradient_op(n.op) || is_functional_gradient_op(n, g);
   }
   // Whether gradients flow along an edge from output `src` into node `dst`.

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "graph/builder.hpp"
+#include "graph/gradients.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "session_test_util.hpp"
 
@@ -33,12 +34,12 @@ struct Built {
   std::vector<std::string> d2s;  // d/dx (dys[i]/dx), d/dy (dys[i]/dy), ...
 };
 
-Output sin(GraphBuilder& b, Output x) { return b.op1("Sin", {x}); }
+Output exp(GraphBuilder& b, Output x) { return b.op1("Exp", {x}); }
 Output tanh(GraphBuilder& b, Output x) { return b.op1("Tanh", {x}); }
 
-// (x * y + 2 sin x) * exp(y), as a function or inline.
+// (x * y + 2 tanh x) * exp(y), as a function or inline.
 Output body(GraphBuilder& b, Output x, Output y) {
-  return b.mul(b.add(b.mul(x, y), b.mul(sin(b, x), b.scalar(2.0))), b.op1("Exp", {y}));
+  return b.mul(b.add(b.mul(x, y), b.mul(tanh(b, x), b.scalar(2.0))), exp(b, y));
 }
 
 // The same construction code in both styles; x, y float64, p bool, k int32.
@@ -53,7 +54,7 @@ Built build(GraphBuilder::Style style) {
   std::vector<Output> ys;
 
   // 0: a cond whose branches capture y, c and x*y.
-  ys.push_back(b.cond(p, [&] { return Vars{b.add(b.mul(xy, c), b.mul(sin(b, x), y))}; },
+  ys.push_back(b.cond(p, [&] { return Vars{b.add(b.mul(xy, c), b.mul(exp(b, x), y))}; },
                       [&] { return Vars{b.sub(x, b.mul(b.mul(y, y), c))}; })[0]);
 
   // 1: nested conds on x and y's signs.
@@ -70,7 +71,7 @@ Built build(GraphBuilder::Style style) {
       "outer")[0]);
 
   // 2: a case of three branches (an index out of range takes the last).
-  ys.push_back(b.case_(k, {[&] { return Vars{b.mul(xy, x)}; }, [&] { return Vars{b.mul(sin(b, x), y)}; },
+  ys.push_back(b.case_(k, {[&] { return Vars{b.mul(xy, x)}; }, [&] { return Vars{b.mul(exp(b, x), y)}; },
                            [&] { return Vars{b.sub(b.mul(x, x), b.mul(y, c))}; }})[0]);
 
   // 3: a function called inside a cond (inlined in the tf1 build).
@@ -82,12 +83,14 @@ Built build(GraphBuilder::Style style) {
   ys.push_back(b.cond(p, [&] { return Vars{call(x, y)}; }, [&] { return Vars{call(y, b.mul(x, c))}; })[0]);
 
   Built built;
+  graph::GradientOptions zeros;  // a derivative that is constant has none of its own
+  zeros.unconnected = graph::GradientOptions::Unconnected::zeros;
   for (const Output& out : ys) {
     built.ys.push_back(out.name());
-    const std::vector<Output> d = b.gradients({out}, {x, y});
+    const std::vector<Output> d = b.gradients({out}, {x, y}, {}, zeros);
     for (const Output& o : d) built.dxs.push_back(o.name());
-    built.d2s.push_back(b.gradients({d[0]}, {x})[0].name());
-    built.d2s.push_back(b.gradients({d[1]}, {y})[0].name());
+    built.d2s.push_back(b.gradients({d[0]}, {x}, {}, zeros)[0].name());
+    built.d2s.push_back(b.gradients({d[1]}, {y}, {}, zeros)[0].name());
   }
   BOOST_REQUIRE_MESSAGE(b.ok(), b.status().to_string());
   auto g = b.finish();
