@@ -314,8 +314,11 @@ class GraphBuilder {
   // tensor of `elems` (equal lengths) in a while loop and stacks the results:
   // one TensorArrayV3 per input (filled by TensorArrayScatterV3, read with
   // TensorArrayReadV3) and one per result (TensorArrayWriteV3 in the loop,
-  // TensorArrayGatherV3 after it). fn returns one tensor per `out_dtypes`
-  // (default: the dtypes of elems).
+  // TensorArrayGatherV3 after it); in the tf2 style, TensorLists as
+  // TensorFlow 2 builds them (TensorListFromTensor and TensorListGetItem,
+  // TensorListReserve and TensorListSetItem, TensorListStack after the
+  // loop). fn returns one tensor per `out_dtypes` (default: the dtypes of
+  // elems).
   Outputs map_fn(const MapFn& fn, const std::vector<Output>& elems,
                  const std::vector<DType>& out_dtypes = {}, const std::string& name = "",
                  int64_t parallel_iterations = 10);
@@ -390,8 +393,8 @@ class GraphBuilder {
                                 const LoopBodyFn& body_fn, const std::vector<Output>& loop_vars,
                                 int64_t parallel_iterations);
   // The loop of map_fn and scan: `accumulators` are extra loop variables
-  // that fn updates; one TensorArray collects each of fn's `collected`
-  // results per iteration.
+  // that fn updates; one TensorArray (tf2 style: TensorList) collects each
+  // of fn's `collected` results per iteration.
   Outputs tensor_array_loop(const std::string& what, const std::string& name,
                             const std::vector<Output>& elems,
                             const std::vector<Output>& accumulators,

@@ -3,10 +3,13 @@
 // construction code built in the tf1 and the tf2 style has the same first
 // and second derivatives, both against central finite differences of the
 // forward graph, in float64, for a cond with captures, nested conds, a
-// case, and a function call (inlined in the tf1 build).
+// case, and a function call (inlined in the tf1 build); scan and map_fn
+// (TensorArrays in tf1, TensorLists in tf2) have the same first
+// derivatives, and second ones in tf2.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <optional>
 
 #include "graph/builder.hpp"
 #include "graph/gradients.hpp"
@@ -99,17 +102,20 @@ Built build(GraphBuilder::Style style) {
   return built;
 }
 
+// p and k only for graphs that have them.
 struct Feed {
   double x, y;
-  bool p;
-  int k;
+  std::optional<bool> p;
+  int k = 0;
 };
 
 actors::Feeds feeds(const Feed& f) {
-  return {{"x", Tensor::scalar<double>(f.x)},
-          {"y", Tensor::scalar<double>(f.y)},
-          {"p", Tensor::scalar<bool>(f.p)},
-          {"k", Tensor::scalar<int32_t>(f.k)}};
+  actors::Feeds out{{"x", Tensor::scalar<double>(f.x)}, {"y", Tensor::scalar<double>(f.y)}};
+  if (f.p) {
+    out.push_back({"p", Tensor::scalar<bool>(*f.p)});
+    out.push_back({"k", Tensor::scalar<int32_t>(f.k)});
+  }
+  return out;
 }
 
 std::vector<double> run(actors::Session& s, const Feed& f, const std::vector<std::string>& fetches) {
@@ -152,7 +158,7 @@ BOOST_AUTO_TEST_CASE(tf1_and_tf2_styles_have_the_same_gradients) {
     auto s2 = make_session(tf2.g, m);
     for (const Feed& f : {Feed{0.7, -0.4, true, 0}, Feed{-0.6, 0.9, true, 1}, Feed{0.3, 1.2, false, 2},
                           Feed{-1.1, -0.5, false, 5}}) {
-      BOOST_TEST_CONTEXT(m.name << ", x " << f.x << ", y " << f.y << ", p " << f.p << ", k " << f.k) {
+      BOOST_TEST_CONTEXT(m.name << ", x " << f.x << ", y " << f.y << ", p " << *f.p << ", k " << f.k) {
         const auto want1 = finite_differences(*s2, f, tf2.ys);
         const auto want2 = finite_differences(*s2, f, tf2.dxs);
         const auto d1 = run(*s1, f, tf1.dxs), d2 = run(*s2, f, tf2.dxs);
@@ -170,6 +176,52 @@ BOOST_AUTO_TEST_CASE(tf1_and_tf2_styles_have_the_same_gradients) {
             BOOST_TEST(close(dd1[i], dd2[i], 1e-12), "tf1 " << dd1[i] << " vs tf2 " << dd2[i]);
           }
         }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(scan_and_map_fn_gradients_in_both_styles) {
+  // tf1: loops over TensorArrays, whose stack-based gradient is taken once;
+  // tf2: loops over TensorLists, differentiated twice.
+  auto build_scan = [](GraphBuilder::Style style, bool second) {
+    GraphBuilder b(style);
+    Output x = b.placeholder(DType::float64, kScalar, "x");
+    Output y = b.placeholder(DType::float64, kScalar, "y");
+    Output elems = b.stack({x, b.mul(x, y), y});
+    Output s = b.scan([&](const Vars& acc, const Vars& e) { return Vars{tanh(b, b.add(b.mul(acc[0], y), e[0]))}; },
+                      {elems}, {x})[0];
+    Output m = b.map_fn([&](const Vars& e) { return Vars{b.mul(e[0], exp(b, e[1]))}; }, {elems, s},
+                        {DType::float64})[0];
+    Output out = b.reduce_sum(b.add(b.mul(s, b.vector<double>({1.0, -2.0, 0.5})), m), b.vector<int32_t>({0}));
+    Built built;
+    built.ys.push_back(out.name());
+    const std::vector<Output> d = b.gradients({out}, {x, y});
+    for (const Output& o : d) built.dxs.push_back(o.name());
+    if (second) {
+      built.d2s.push_back(b.gradients({d[0]}, {x})[0].name());
+      built.d2s.push_back(b.gradients({d[1]}, {y})[0].name());
+    }
+    BOOST_REQUIRE_MESSAGE(b.ok(), b.status().to_string());
+    auto g = b.finish();
+    BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+    built.g = std::move(g).value();
+    return built;
+  };
+  Built tf1 = build_scan(GraphBuilder::Style::tf1, false);
+  Built tf2 = build_scan(GraphBuilder::Style::tf2, true);
+  const Mode m = modes()[2];
+  auto s1 = make_session(tf1.g, m);
+  auto s2 = make_session(tf2.g, m);
+  for (const Feed& f : {Feed{0.6, -0.3, {}}, Feed{-1.2, 0.8, {}}}) {
+    BOOST_TEST_CONTEXT("x " << f.x << ", y " << f.y) {
+      const auto want1 = finite_differences(*s2, f, tf2.ys);
+      const auto want2 = finite_differences(*s2, f, tf2.dxs);
+      const auto d1 = run(*s1, f, tf1.dxs), d2 = run(*s2, f, tf2.dxs), dd2 = run(*s2, f, tf2.d2s);
+      for (size_t i = 0; i < 2; ++i) {
+        BOOST_TEST(close(d2[i], want1[i], 1e-6), d2[i] << " vs finite differences " << want1[i]);
+        BOOST_TEST(close(d1[i], d2[i], 1e-12), "tf1 " << d1[i] << " vs tf2 " << d2[i]);
+        BOOST_TEST(close(dd2[i], want2[3 * i], 1e-5), dd2[i] << " vs finite differences " << want2[3 * i]);
       }
     }
   }

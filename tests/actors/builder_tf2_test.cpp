@@ -316,7 +316,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_construct) {
 }
 
 BOOST_AUTO_TEST_CASE(map_fn_and_scan_in_the_tf2_style) {
-  // Their loops are While nodes carrying TensorArray handles and flows.
+  // Their loops are While nodes carrying TensorLists, as TensorFlow 2's.
   GraphBuilder b(GraphBuilder::Style::tf2);
   const std::vector<float> xs_v{1, 2, 3, 4, 5};
   Output xs = b.vector<float>(xs_v);
@@ -329,6 +329,8 @@ BOOST_AUTO_TEST_CASE(map_fn_and_scan_in_the_tf2_style) {
   auto counts = op_counts(*g);
   BOOST_TEST(counts["StatelessWhile"] + counts["While"] == 2);
   BOOST_TEST(counts["Enter"] == 0);
+  BOOST_TEST(counts["TensorArrayV3"] == 0);
+  BOOST_TEST(counts["TensorListSetItem"] == 2);
   for (const Mode& m : modes()) {
     BOOST_TEST_CONTEXT(m.name) {
       auto s = make_session(*g, m);

@@ -264,4 +264,25 @@ BOOST_AUTO_TEST_CASE(a_list_read_several_times) {
   check(finish(b, {"x", "y"}, {-0.4, 0.9}, out));
 }
 
+BOOST_AUTO_TEST_CASE(the_builders_tf2_scan_and_map_fn) {
+  // GraphBuilder's tf2 scan and map_fn: While loops reading a TensorList
+  // (TensorListFromTensor, GetItem) and setting the results into a
+  // reserved one (SetItem, Stack), differentiated twice.
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  Output elems = b.stack({x, b.mul(x, y), tanh(b, y), y});
+  graph::Outputs s = b.scan(
+      [&](const std::vector<Output>& acc, const std::vector<Output>& e) {
+        return std::vector<Output>{tanh(b, b.add(b.mul(acc[0], x), e[0])), b.add(acc[1], b.mul(e[0], e[0]))};
+      },
+      {elems}, {y, b.scalar(0.0)});
+  graph::Outputs m = b.map_fn(
+      [&](const std::vector<Output>& e) { return std::vector<Output>{b.mul(exp(b, e[0]), e[1])}; }, {elems, s[0]},
+      {DType::float64});
+  Output out = b.add(b.add(weighted_sum(b, s[0], {1.0, 2.0, 3.0, -1.0}), weighted_sum(b, s[1], {0.5, 0.25, 1, 2})),
+                     weighted_sum(b, m[0], {0.3, -0.2, 0.1, 0.4}));
+  check(finish(b, {"x", "y"}, {0.4, -0.7}, out));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
