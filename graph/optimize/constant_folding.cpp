@@ -1,0 +1,131 @@
+// Pass "constant_folding": a node whose data inputs are all known values is
+// computed once, by its own kernel, and replaced by a Const of the result.
+//
+// Known values: a Const's value, and the value an Enter (of any frame,
+// nested any depth) passes on from a known value — so a computation on loop
+// invariants folds inside the loop. The folded Const keeps the node's name
+// and device; it gets the control inputs that keep it in the node's frame
+// and dead exactly when the node was (deadness_controls): the node's own,
+// and for each input the Enter it read or the Const's control inputs.
+//
+// Never folded: stateful, random and blocking ops, control-flow and
+// transfer primitives, function calls, placeholders, ops on refs or
+// resources, outputs of variant dtype (TensorLists have no Const form),
+// results over OptimizeOptions::max_constant_bytes, and any node whose
+// kernel fails on its constant inputs (the step reports that error at run
+// time, where it always did).
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "graph/optimize/optimizer.hpp"
+#include "graph/optimize/rewrite.hpp"
+#include "graph/optimize/topological.hpp"
+#include "ops/kernel.hpp"
+#include "ops/op_def.hpp"
+
+namespace tagflow::graph::optimize {
+
+namespace {
+
+// The value an endpoint always holds, or nullptr: a Const, or an Enter
+// chain from one.
+const ops::Tensor* known_value(const Rewriter& r, Endpoint e) {
+  for (int guard = 0; guard < 1024; ++guard) {
+    const Node& n = r.node(e.node);
+    if (n.op == "Const") return e.port == 0 ? const_value(n) : nullptr;
+    if (node_role(n) == ops::OpRole::enter && e.port == 0 && !n.inputs.empty() &&
+        !ops::is_ref(n.output_types.empty() ? DType::invalid : n.output_types[0])) {
+      e = n.inputs[0];
+      continue;
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+bool foldable_types(const Node& n) {
+  if (n.output_types.empty()) return false;
+  for (DType t : n.output_types)
+    if (ops::base_dtype(t) == DType::variant || ops::base_dtype(t) == DType::resource || ops::is_ref(t)) return false;
+  return true;
+}
+
+// Runs the node's kernel on `inputs`; nullopt when it cannot or fails.
+std::optional<std::vector<ops::Tensor>> evaluate(const Node& n, std::vector<ops::Tensor> inputs) {
+  ops::KernelInit init{n.name, n.attrs, n.input_types, n.output_types};
+  auto kernel = n.def->make_kernel(init);
+  if (!kernel.ok() || (*kernel)->may_block()) return std::nullopt;
+  std::vector<ops::Tensor> outputs(n.output_types.size());
+  ops::KernelContext ctx(inputs.data(), static_cast<int>(inputs.size()), outputs.data(),
+                         static_cast<int>(outputs.size()));
+  if (!(*kernel)->compute(ctx).ok() || ctx.would_block()) return std::nullopt;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!outputs[i].valid() || outputs[i].dtype() != ops::base_dtype(n.output_types[i])) return std::nullopt;
+  return outputs;
+}
+
+Expected<Graph> fold_round(const Graph& g, const OptimizeOptions& options, int* changes) {
+  TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(g, options, "constant_folding"));
+  for (NodeId id : topological_order(g)) {
+    const Node& n = r.node(id);
+    if (n.inputs.empty() || is_pinned(n) || !foldable_types(n)) continue;
+    std::vector<ops::Tensor> inputs;
+    bool known = true;
+    for (const Endpoint& e : n.inputs) {
+      const ops::Tensor* v = known_value(r, e);
+      if (v == nullptr) {
+        known = false;
+        break;
+      }
+      inputs.push_back(*v);
+    }
+    if (!known) continue;
+    auto outputs = evaluate(n, std::move(inputs));
+    if (!outputs) continue;
+    int64_t bytes = 0;
+    for (const ops::Tensor& t : *outputs) bytes += static_cast<int64_t>(std::max(t.byte_size(), t.heap_bytes()));
+    if (bytes > options.max_constant_bytes) continue;
+    std::vector<Endpoint> inputs_read(n.inputs.begin(), n.inputs.end());
+    std::vector<NodeId> controls = deadness_controls(r, id, inputs_read);
+    const std::string device = n.device;
+    if (outputs->size() == 1) {
+      ops::Tensor value = (*outputs)[0];
+      ops::AttrMap attrs;
+      attrs["dtype"] = value.dtype();
+      attrs["value"] = value;
+      r.rewrite(id, "Const", {}, std::move(controls), std::move(attrs));
+      r.record(id, "folded", value.debug_string(8));
+      continue;
+    }
+    // Several outputs: one Const per output read; the node stays for its
+    // control consumers (pruned if it has none).
+    bool any = false;
+    for (size_t port = 0; port < outputs->size(); ++port) {
+      bool read = false;
+      for (const OutEdge& e : r.consumers(id))
+        if (e.src_port == static_cast<int>(port) && e.dst_input != kControlPort) read = true;
+      if (!read) continue;
+      const NodeId c = r.add(make_const(fmt::format("{}/folded_{}", r.node(id).name, port), (*outputs)[port], device,
+                                        controls),
+                             r.frame_of(id));
+      r.replace_uses({id, static_cast<int>(port)}, {c, 0});
+      any = true;
+    }
+    if (any) r.record(id, "folded", fmt::format("{} outputs", outputs->size()));
+  }
+  *changes = r.num_changes();
+  if (*changes == 0) return g;
+  return r.finish();
+}
+
+}  // namespace
+
+Expected<Graph> fold_constants(const Graph& g, const OptimizeOptions& options) {
+  return until_fixed_point(g, options, [&](const Graph& current, int* changes) {
+    return fold_round(current, options, changes);
+  });
+}
+
+}  // namespace tagflow::graph::optimize
