@@ -18,8 +18,9 @@
 #include "actors/session_config.hpp"
 #include "actors/step_waiter.hpp"
 #include "graph/device.hpp"
-#include "graph/implementation_selection.hpp"
 #include "graph/function_instantiator.hpp"
+#include "graph/implementation_selection.hpp"
+#include "graph/optimize/optimizer.hpp"
 #include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
@@ -49,6 +50,9 @@ struct Prepared {
   // iteration states callers take turns with (one each while they run).
   std::shared_ptr<ops::ResourceManager> direct_resources;
   std::vector<std::string> fetch_names;
+  // What the optimiser changed in the step graph, recorded as events at
+  // the start of each step (trace::node_rewritten).
+  std::vector<std::string> rewrites;
   mutable std::mutex direct_mu;
   mutable std::vector<std::unique_ptr<IterationState>> direct_states;
 };
@@ -216,6 +220,8 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
   o.iteration_actors = o.iteration_actors || config.iteration_actors();
   if (!o.lower_functional) o.lower_functional = config.lower_functional();
   if (!o.lower_functional) o.lower_functional = limits::kDefaultLowerFunctional;
+  if (!o.optimize) o.optimize = config.optimize();
+  if (!o.optimize) o.optimize = std::string(limits::kDefaultOptimize);
   // Partitions on other processes get graphs without function libraries.
   if (!config.cluster().empty() || !o.cluster.empty()) o.lower_functional = true;
   return o;
@@ -333,10 +339,23 @@ struct Session::Impl {
     std::vector<std::string> feed_names;
     for (auto& f : feeds) feed_names.push_back(f.first);
     TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets, functions.get()));
+    auto p = std::make_shared<Prepared>();
+    if (!passes.empty()) {
+      // The step graph's feeds and fetches are _Arg and _Retval nodes,
+      // which every pass keeps; targets keep their names.
+      graph::optimize::OptimizeOptions oo;
+      oo.keep.insert(targets.begin(), targets.end());
+      oo.keep_sinks = false;
+      std::vector<graph::optimize::Change> changes;
+      oo.changes = &changes;
+      TF_ASSIGN_OR_RETURN(sg.graph, graph::optimize::run_passes(sg.graph, passes, oo));
+      for (const graph::optimize::Change& c : changes)
+        p->rewrites.push_back(fmt::format("{}: {} '{}'{}{}", c.pass, c.action, c.node, c.detail.empty() ? "" : " ",
+                                          c.detail));
+    }
     pin_resources(&sg.graph);
     TF_ASSIGN_OR_RETURN(graph::DeviceAssignment placed,
                         graph::assign_devices(sg.graph, devices, options.placement));
-    auto p = std::make_shared<Prepared>();
     std::vector<graph::Graph> graphs;
     // All on one device (the common case): the step graph is the partition,
     // and its nodes keep their device fields as written, so that it still
@@ -491,6 +510,8 @@ struct Session::Impl {
   std::unique_ptr<graph::FunctionInstantiator> functions;
   // Runs the functional ops that are not lowered (lower_functional false).
   std::unique_ptr<FunctionRuntime> runtime;
+  // The optimiser's passes every step graph goes through.
+  std::vector<const graph::optimize::Pass*> passes;
   std::map<std::string, std::shared_ptr<const Prepared>> prepared;
   std::map<std::string, std::shared_ptr<ops::ResourceManager>> resources;  // by local device
   std::optional<std::map<std::string, std::string>> resource_devices;  // node -> device
@@ -544,6 +565,7 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
     impl->functions->set_keep([runtime](const graph::Node& n) { return runtime->runs_as_written(n); });
   }
   impl->devices = impl->options.devices;
+  TF_ASSIGN_OR_RETURN(impl->passes, graph::optimize::parse_pass_list(*impl->options.optimize));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -638,6 +660,8 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     std::lock_guard<std::mutex> starting(impl.start_mu);
     const uint64_t step_id = impl.next_step++;
     for (StepStart& s : plan.starts) s.step_id = step_id;
+    if (impl.options.events != nullptr)
+      for (const std::string& what : p->rewrites) impl.options.events->record(trace::node_rewritten(step_id, what));
     std::lock_guard<std::mutex> lock(impl.running_mu);
     if (impl.closing)
       return Status(ops::Error::cancelled, fmt::format("step {} was cancelled: its session is being destroyed", step_id));

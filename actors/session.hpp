@@ -45,6 +45,9 @@ constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;  // (default: ops::default
 // [graph] lower-functional, --lower / --no-lower: whichever is faster on
 // the benchmarks (docs/performance.md, "Functional ops run as written").
 constexpr bool kDefaultLowerFunctional = false;
+// [graph] optimize, --optimize: the passes every step graph goes through
+// (docs/optimizer.md).
+constexpr const char* kDefaultOptimize = "none";
 }  // namespace limits
 
 struct SessionOptions {
@@ -96,6 +99,12 @@ struct SessionOptions {
   // `[graph] lower-functional`, else the default (kDefaultLowerFunctional).
   // Functional ops whose bodies cannot run as written are lowered anyway.
   std::optional<bool> lower_functional;
+  // The optimiser's passes run on every step graph (graph/optimize/,
+  // docs/optimizer.md): "default" (every pass), "none", or pass names
+  // separated by commas, in order; unset: the configuration's
+  // `[graph] optimize`, else kDefaultOptimize. An unknown name is an error
+  // of Session::create.
+  std::optional<std::string> optimize;
   // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`
   // for tagflow's own keys) read into the session's actor system after the
   // embedded default (configs/local.ini); an unreadable file, an unknown key

@@ -96,6 +96,9 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
                    "every loop iteration runs in an actor of its own, also in frames that run their iterations");
   add_option<bool>(custom_options_, "lower-functional",
                    "functional ops are lowered to Switch/Merge/Enter/Exit instead of running as written", "graph");
+  add_option<std::string>(custom_options_, "optimize",
+                          "optimizer passes run on every step graph: default, none, or names separated by commas",
+                          "graph");
   add_option<int64_t>(custom_options_, "max-iterations", "iterations per frame instance; 0: no limit");
   add_option<int64_t>(custom_options_, "max-nodes", "nodes a graph may have, functional ops lowered");
   add_option<int64_t>(custom_options_, "max-frame-depth", "how deep frames may nest");
@@ -154,6 +157,10 @@ std::vector<std::string> SessionConfig::task_devices() const {
 bool SessionConfig::strict_merge() const { return caf::get_or(content, "tagflow.strict-merge", false); }
 std::optional<bool> SessionConfig::lower_functional() const {
   if (auto v = caf::get_if<bool>(&content, "graph.lower-functional")) return *v;
+  return std::nullopt;
+}
+std::optional<std::string> SessionConfig::optimize() const {
+  if (auto v = caf::get_if<std::string>(&content, "graph.optimize")) return *v;
   return std::nullopt;
 }
 bool SessionConfig::iteration_actors() const { return caf::get_or(content, "tagflow.iteration-actors", false); }

@@ -39,6 +39,8 @@ class SessionConfig : public caf::actor_system_config {
   bool iteration_actors() const;
   // `[graph] lower-functional`, if the configuration sets it.
   std::optional<bool> lower_functional() const;
+  // `[graph] optimize`, if the configuration sets it.
+  std::optional<std::string> optimize() const;
   // The [cluster] section: each key a job, its value the host:port of each
   // task in task order; and where it came from.
   const std::vector<std::pair<std::string, std::vector<std::string>>>& cluster() const { return cluster_; }

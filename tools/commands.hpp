@@ -28,6 +28,17 @@ int list_ops();
 // With `lower`, functional ops become Switch/Merge/Enter/Exit first.
 int convert_graph(const std::string& in, const std::string& out, bool lower);
 
+struct OptimizeArgs {
+  std::string in, out;
+  std::string passes = "default";  // graph::optimize::parse_pass_list
+  std::vector<std::string> keep;   // node names that must survive
+  bool lower = false;              // lower functional ops first
+  bool verbose = false;            // every change, one line each
+};
+// Runs the optimiser's passes on a GraphDef file and writes the result,
+// printing nodes before and after and the time of each pass.
+int optimize_graph(const OptimizeArgs& args);
+
 struct GradArgs {
   std::string graph;
   std::vector<std::string> ys, xs, grad_ys, stops;  // NAME[:PORT]
@@ -58,6 +69,7 @@ struct RunArgs {
   int64_t max_print = 64;
   std::optional<int> devices;        // unset: the configuration's devices
   std::string place = "default";     // default | round-robin | random:SEED
+  std::optional<std::string> optimize;  // --optimize LIST|none; unset: [graph] optimize
   // Limits; unset: the configuration's, else the defaults.
   std::optional<int64_t> max_iterations;
   std::optional<int64_t> max_nodes;

@@ -55,6 +55,7 @@ ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
   o.max_frame_depth = args.max_frame_depth;
   o.strict_merge = args.strict_merge;
   o.lower_functional = args.lower_functional;
+  o.optimize = args.optimize;
   if (!args.memory_limit.empty()) {
     auto bytes = ops::parse_byte_size(args.memory_limit);
     if (!bytes.ok()) return bytes.status().with_prefix("--memory-limit: ");

@@ -41,6 +41,19 @@ int main(int argc, char** argv) {
 
   tagflow::tools::RunArgs run;
   tagflow::tools::GradArgs grad;
+  tagflow::tools::OptimizeArgs optimize;
+  CLI::App* optimize_cmd = app.add_subcommand(
+      "optimize", "Run the graph optimiser's passes on a GraphDef and write the result (docs/optimizer.md)");
+  optimize_cmd->add_option("IN", optimize.in, "GraphDef file (.pbtxt or .pb)")->required();
+  optimize_cmd->add_option("OUT", optimize.out, "output file: .pbtxt, .pb or .dot")->required();
+  optimize_cmd->add_option("--passes", optimize.passes,
+                           "passes in order, separated by commas, or 'default' (all) or 'none'");
+  optimize_cmd->add_option("--keep", optimize.keep,
+                           "a node that must keep its name and value (a fetch, feed or target); without any, "
+                           "every node that nothing reads is kept");
+  optimize_cmd->add_flag("--lower", optimize.lower, "lower functional ops to Switch/Merge/Enter/Exit first");
+  optimize_cmd->add_flag("--verbose,-v", optimize.verbose, "print every change");
+
   CLI::App* grad_cmd = app.add_subcommand(
       "grad", "Add the gradients of ys with respect to xs to a graph (through conds and while "
               "loops), write it, and print which output holds each x's gradient");
@@ -114,6 +127,10 @@ int main(int argc, char** argv) {
              "--no-lower", [&run](int64_t) { run.lower_functional = false; },
              "run functional ops as written, without lowering (docs/tf2.md)")
       ->excludes(lower);
+  run_cmd->add_option_function<std::string>(
+      "--optimize", [&run](const std::string& v) { run.optimize = v; },
+      "optimizer passes run on the step's graph: default, none, or names separated by commas "
+      "(default: [graph] optimize, else none; docs/optimizer.md)");
   run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
       ->check(CLI::PositiveNumber);
 
@@ -232,6 +249,7 @@ int main(int argc, char** argv) {
       return tagflow::graph::is_saved_model_dir(inspect_path)
                  ? tagflow::tools::inspect_saved_model(inspect_path)
                  : tagflow::tools::inspect_graph(inspect_path, inspect_fetches);
+    if (*optimize_cmd) return tagflow::tools::optimize_graph(optimize);
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
     if (*grad_cmd) return tagflow::tools::gradient_graph(grad);

@@ -149,6 +149,12 @@ Event function_iteration_done(const At& at, int32_t node, int64_t iteration) {
   return e;
 }
 
+Event node_rewritten(uint64_t step, std::string what) {
+  Event e = at_event(Kind::node_rewritten, At{step, -1, 0, 0});
+  e.text = std::move(what);
+  return e;
+}
+
 namespace {
 
 constexpr const char* kKindNames[] = {
@@ -156,6 +162,7 @@ constexpr const char* kKindNames[] = {
     "iteration_done",    "node_ran",    "value_dead",          "merge_input_ignored", "message_sent",
     "message_received",  "message_taken", "partition_up",      "partition_down",
     "call_started",      "call_done",   "function_iteration_started", "function_iteration_done",
+    "node_rewritten",
 };
 static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kNumKinds);
 

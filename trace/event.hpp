@@ -41,8 +41,13 @@ enum class Kind : uint8_t {
   // `key` the loop's own iteration number (its cond and its body).
   function_iteration_started,
   function_iteration_done,
+  // The optimiser changed the step's graph before it ran (graph/optimize/,
+  // docs/optimizer.md): `text` is "pass: action 'node' detail", e.g.
+  // "constant_folding: folded 'c' 6". Recorded by the session (partition
+  // -1) at the start of every step of that graph.
+  node_rewritten,
 };
-inline constexpr int kNumKinds = 18;
+inline constexpr int kNumKinds = 19;
 
 // What a message carries.
 enum class MessageKind : uint8_t {
@@ -149,6 +154,7 @@ Event call_started(const At& at, int32_t node, int32_t branch);
 Event call_done(const At& at, int32_t node, int32_t branch, int64_t duration_ns, std::string error);
 Event function_iteration_started(const At& at, int32_t node, int64_t iteration);
 Event function_iteration_done(const At& at, int32_t node, int64_t iteration);
+Event node_rewritten(uint64_t step, std::string what);
 
 const char* to_string(Kind k);
 const char* to_string(MessageKind k);
