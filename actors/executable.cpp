@@ -31,7 +31,7 @@ namespace {
 // Ops whose kernels cost enough that an iteration hands them to workers when
 // several are ready at once.
 bool is_expensive_op(const std::string& op) {
-  return op == "MatMul" || op == "BatchMatMulV2" || op == "Conv2D" ||
+  return op == "MatMul" || op == "BatchMatMulV2" || op == "Conv2D" || op == "_FusedMatMul" || op == "_FusedConv2D" ||
          op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter" ||
          op == "DepthwiseConv2dNative" || op == "DepthwiseConv2dNativeBackpropInput" ||
          op == "DepthwiseConv2dNativeBackpropFilter";

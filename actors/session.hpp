@@ -47,7 +47,7 @@ constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;  // (default: ops::default
 constexpr bool kDefaultLowerFunctional = false;
 // [graph] optimize, --optimize: the passes every step graph goes through
 // (docs/optimizer.md).
-constexpr const char* kDefaultOptimize = "none";
+constexpr const char* kDefaultOptimize = "default";
 }  // namespace limits
 
 struct SessionOptions {

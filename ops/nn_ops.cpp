@@ -331,6 +331,7 @@ void register_nn_ops(OpRegistry& r) {
                           .kernel(bias_factory<BiasAddGradKernel>("BiasAddGrad")));
   register_softmax_xent_ops(r);
   register_conv_ops(r);
+  register_fused_ops(r);
   register_pooling_ops(r);
   register_batch_norm_ops(r);
   register_rnn_cell_ops(r);

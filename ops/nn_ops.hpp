@@ -11,6 +11,8 @@
 namespace tagflow::ops {
 
 void register_conv_ops(OpRegistry& r);
+// _FusedMatMul, _FusedConv2D (fused_ops.cpp).
+void register_fused_ops(OpRegistry& r);
 void register_pooling_ops(OpRegistry& r);
 void register_batch_norm_ops(OpRegistry& r);
 void register_rnn_cell_ops(OpRegistry& r);

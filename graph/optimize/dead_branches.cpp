@@ -34,8 +34,8 @@ namespace tagflow::graph::optimize {
 namespace {
 
 // The constant an endpoint holds and whether reading it needs control
-// inputs: a Const (its control inputs) or an Enter chain from one (the
-// first Enter).
+// inputs: a Const (its control inputs) or a chain of Enters and Identities
+// from one (the first of them).
 struct Known {
   ops::Tensor value;
   bool always_live = false;  // a Const with no inputs, read directly
@@ -50,7 +50,7 @@ std::optional<Known> known_predicate(const Rewriter& r, Endpoint e) {
       if (v == nullptr || v->dtype() != DType::boolean || v->num_elements() != 1) return std::nullopt;
       return Known{*v, direct && n.control_inputs.empty()};
     }
-    if (node_role(n) == ops::OpRole::enter && e.port == 0 && !n.inputs.empty()) {
+    if ((node_role(n) == ops::OpRole::enter || n.op == "Identity") && e.port == 0 && n.inputs.size() == 1) {
       e = n.inputs[0];
       direct = false;
       continue;
@@ -181,15 +181,28 @@ struct EntryEval {
   std::map<std::pair<NodeId, int>, ops::Tensor> memo;
   int budget = 256;
 
+  bool enters_frame(NodeId id) const {
+    const auto& enters = r.frames().frames[static_cast<size_t>(frame)].enters;
+    return std::find(enters.begin(), enters.end(), id) != enters.end();
+  }
+
   std::optional<ops::Tensor> value(Endpoint e) {
     auto it = memo.find({e.node, e.port});
     if (it != memo.end()) return it->second;
     if (--budget < 0) return std::nullopt;
     const Node& n = r.node(e.node);
     std::optional<ops::Tensor> v;
-    if (n.op == "Const" && n.control_inputs.empty()) {
-      if (const ops::Tensor* t = const_value(n)) v = *t;
-    } else if (node_role(n) == ops::OpRole::enter && r.frame_of(e.node) == frame) {
+    if (n.op == "Const") {
+      // A Const of the loop runs after its control inputs: in iteration 0
+      // it is dead when they are (their entering values are sources too).
+      bool known = true;
+      for (NodeId c : n.control_inputs) {
+        if (r.frame_of(c) != frame && !n.control_inputs.empty()) return std::nullopt;
+        const int ports = r.graph().num_outputs(c);
+        if (ports < 1 || !value({c, 0})) known = false;
+      }
+      if (const ops::Tensor* t = const_value(n); t != nullptr && known) v = *t;
+    } else if (node_role(n) == ops::OpRole::enter && enters_frame(e.node)) {
       const ops::Tensor* t = nullptr;
       for (Endpoint x = n.inputs[0];;) {  // an Enter chain from a Const
         const Node& xn = r.node(x.node);
@@ -253,6 +266,7 @@ bool frame_has_state(const Rewriter& r, FrameId f) {
 void collect_frame_nodes(const Rewriter& r, FrameId f, std::vector<NodeId>* out) {
   const FrameInfo& info = r.frames().frames[static_cast<size_t>(f)];
   out->insert(out->end(), info.nodes.begin(), info.nodes.end());
+  out->insert(out->end(), info.enters.begin(), info.enters.end());  // nodes of the parent frame
   for (FrameId c : info.children) collect_frame_nodes(r, c, out);
 }
 

@@ -50,13 +50,12 @@ bool hoist_frame(Rewriter& r, FrameId f, const std::vector<NodeId>& order) {
   // Which nodes move, in topological order; what each read from outside.
   std::vector<char> invariant(static_cast<size_t>(r.num_nodes()), 0);  // 1 source, 2 moves
   std::vector<NodeId> moving;
+  // The frame's Enters are nodes of the parent frame.
+  for (NodeId id : info.enters)
+    if (!r.removed(id) && constant_enter(r.node(id))) invariant[static_cast<size_t>(id)] = 1;
   for (NodeId id : order) {
     if (r.removed(id) || r.frame_of(id) != f) continue;
     const Node& n = r.node(id);
-    if (constant_enter(n) && r.frame_of(n.inputs[0].node) == parent) {
-      invariant[static_cast<size_t>(id)] = 1;
-      continue;
-    }
     // Out of a nested loop, Consts stay (a Const moved into a frame that
     // is not the root needs a node of that frame to run after).
     if (n.op == "Const" && parent == kRootFrame) {

@@ -31,6 +31,7 @@ const std::vector<Pass>& all_passes() {
        eliminate_common_subexpressions},
       {"loop_invariants", "nodes of a loop that read only invariants run once, outside the loop",
        hoist_loop_invariants},
+      {"fusion", "MatMul or Conv2D + BiasAdd (+ Relu, Relu6, Elu, Tanh, Sigmoid) become one fused node", fuse_ops},
       {"prune", "Identity nodes that only forward, and nodes nothing needs, are removed", prune},
   };
   return passes;

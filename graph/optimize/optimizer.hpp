@@ -88,6 +88,7 @@ Expected<Graph> hoist_loop_invariants(const Graph& g, const OptimizeOptions& opt
 Expected<Graph> simplify_arithmetic(const Graph& g, const OptimizeOptions& options);
 Expected<Graph> eliminate_common_subexpressions(const Graph& g, const OptimizeOptions& options);
 Expected<Graph> prune(const Graph& g, const OptimizeOptions& options);
+Expected<Graph> fuse_ops(const Graph& g, const OptimizeOptions& options);
 Expected<Graph> select_implementations_pass(const Graph& g, const OptimizeOptions& options);
 
 }  // namespace tagflow::graph::optimize

@@ -62,6 +62,15 @@ class ProgramGenerator {
         f = b.mul(f, b.scalar<float>(1.0f));
         f = b.add(f, b.scalar<float>(below(2) == 0 ? 0.0f : 0.25f));
         f = b.mul(b.sqrt(b.abs(f)), b.scalar<float>(0.5f));
+        if (below(2) == 0) {
+          // A dense layer: MatMul + BiasAdd (+ Relu) to fuse.
+          Output row = b.reshape(f, b.vector<int32_t>({1, 1}));
+          Output w = b.constant(ops::Tensor::from_vector<float>(ops::Shape({1, 3}), {0.5f, -1.25f, 2.0f}));
+          Output bias = b.constant(ops::Tensor::vector<float>({0.1f, 0.2f, -0.3f}));
+          Output layer = b.op1("BiasAdd", {b.matmul(row, w), bias});
+          if (below(2) == 0) layer = b.op1("Relu", {layer});
+          f = b.reduce_sum(layer, b.vector<int32_t>({0, 1}));
+        }
         b.identity(f, name);
       } else {
         b.identity(v, name);
