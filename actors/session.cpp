@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <condition_variable>
 #include <limits>
 #include <map>
@@ -220,6 +221,10 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
   o.iteration_actors = o.iteration_actors || config.iteration_actors();
   if (!o.lower_functional) o.lower_functional = config.lower_functional();
   if (!o.lower_functional) o.lower_functional = limits::kDefaultLowerFunctional;
+  // TAGFLOW_OPTIMIZE runs every session of a process (a test suite) through
+  // the optimiser (docs/testing.md).
+  if (!o.optimize)
+    if (const char* env = std::getenv("TAGFLOW_OPTIMIZE"); env != nullptr && *env != '\0') o.optimize = env;
   if (!o.optimize) o.optimize = config.optimize();
   if (!o.optimize) o.optimize = std::string(limits::kDefaultOptimize);
   // Partitions on other processes get graphs without function libraries.

@@ -47,7 +47,7 @@ constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;  // (default: ops::default
 constexpr bool kDefaultLowerFunctional = false;
 // [graph] optimize, --optimize: the passes every step graph goes through
 // (docs/optimizer.md).
-constexpr const char* kDefaultOptimize = "default";
+constexpr const char* kDefaultOptimize = "none";
 }  // namespace limits
 
 struct SessionOptions {
@@ -101,8 +101,9 @@ struct SessionOptions {
   std::optional<bool> lower_functional;
   // The optimiser's passes run on every step graph (graph/optimize/,
   // docs/optimizer.md): "default" (every pass), "none", or pass names
-  // separated by commas, in order; unset: the configuration's
-  // `[graph] optimize`, else kDefaultOptimize. An unknown name is an error
+  // separated by commas, in order; unset: the environment's
+  // TAGFLOW_OPTIMIZE, else the configuration's `[graph] optimize`, else
+  // kDefaultOptimize. An unknown name is an error
   // of Session::create.
   std::optional<std::string> optimize;
   // A CAF INI file (scheduler, work-stealing, ... sections, and `tagflow`

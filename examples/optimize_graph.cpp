@@ -1,5 +1,5 @@
-// Builds a small graph with a cond on a constant and a loop that
-// recomputes an invariant every iteration, runs it with and without the
+// Builds a small graph with a cond on a constant, a loop that recomputes an
+// invariant every iteration and a dense layer, runs it with and without the
 // optimiser (docs/optimizer.md), and shows what each pass changed.
 //
 //   optimize_graph [OUT.pbtxt]   also writes the graph (before optimising)
@@ -29,7 +29,16 @@ int main(int argc, char** argv) {
                               return Vars{b.add(v[0], b.scalar<int32_t>(1)), b.add(v[1], inv)};
                             },
                             {b.scalar<int32_t>(0), y}, {10, std::nullopt, "loop"})[1];
-  b.identity(sum, "result");
+  // x*w - w*x is 0: the same product twice (common subexpressions).
+  b.identity(b.add(sum, b.sub(b.mul(x, w), b.mul(w, x))), "result");
+  // A dense layer: MatMul + BiasAdd + Relu, one fused node after the
+  // optimiser.
+  Output row = b.reshape(b.cast(x, ops::DType::float32), b.vector<int32_t>({1, 1}));
+  Output dense = b.op1("Relu", {b.op1("BiasAdd", {b.matmul(row, b.constant(ops::Tensor::from_vector<float>(
+                                                                   ops::Shape({1, 2}), {0.5f, -1.0f}))),
+                                                  b.constant(ops::Tensor::vector<float>({1.0f, 2.0f}))})},
+                       {}, "dense");
+  b.identity(dense, "features");
   auto g = b.finish();
   if (!g.ok()) {
     std::fprintf(stderr, "%s\n", g.status().to_string().c_str());
@@ -44,7 +53,7 @@ int main(int argc, char** argv) {
   }
 
   graph::optimize::OptimizeOptions o;
-  o.keep = {"x", "w", "result"};
+  o.keep = {"x", "w", "result", "features"};
   std::vector<graph::optimize::Change> changes;
   o.changes = &changes;
   auto optimized = graph::optimize::run_passes(*g, *graph::optimize::parse_pass_list("default"), o);

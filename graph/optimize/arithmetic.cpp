@@ -202,8 +202,8 @@ bool factor(Rewriter& r, NodeId id) {
 }  // namespace
 
 Expected<Graph> simplify_arithmetic(const Graph& g, const OptimizeOptions& options) {
-  return until_fixed_point(g, options, [&](const Graph& current, int* changes) -> Expected<Graph> {
-    TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(current, options, "arithmetic"));
+  return until_fixed_point(g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) -> Expected<Graph> {
+    TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(current, o, "arithmetic"));
     for (NodeId id : topological_order(current)) {
       if (r.removed(id)) continue;
       const Node& n = r.node(id);

@@ -6,8 +6,8 @@
 //
 // Never merged: stateful and random ops, control-flow and transfer
 // primitives, function calls, ops on refs or resources (is_pinned), and a
-// node that is kept (fetched or fed) unless the other one is not: the kept
-// one survives.
+// node that is kept (fetched or fed): it stays, and only later twins merge
+// into the first one that is not kept.
 #include <algorithm>
 #include <unordered_map>
 
@@ -83,13 +83,9 @@ Expected<Graph> cse_round(const Graph& g, const OptimizeOptions& options, int* c
       seen.emplace(h, id);
       continue;
     }
-    NodeId keep = twin, drop = id;
-    if (r.kept(drop)) {
-      if (r.kept(keep)) continue;
-      std::swap(keep, drop);
-      for (auto it = range.first; it != range.second; ++it)
-        if (it->second == twin) it->second = id;
-    }
+    // A kept node stays itself (it keeps its name and its readers).
+    if (r.kept(id)) continue;
+    const NodeId keep = twin, drop = id;
     const int outputs = r.graph().num_outputs(drop);
     for (int p = 0; p < outputs; ++p) r.replace_uses({drop, p}, {keep, p});
     r.replace_control_uses(drop, keep);
@@ -104,9 +100,9 @@ Expected<Graph> cse_round(const Graph& g, const OptimizeOptions& options, int* c
 }  // namespace
 
 Expected<Graph> eliminate_common_subexpressions(const Graph& g, const OptimizeOptions& options) {
-  return until_fixed_point(g, options, [&](const Graph& current, int* changes) {
-    return cse_round(current, options, changes);
-  });
+  return until_fixed_point(g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) {
+    return cse_round(current, o, changes);
+  }, 1);  // one round reaches the fixed point: nodes are visited producers first
 }
 
 }  // namespace tagflow::graph::optimize

@@ -123,9 +123,9 @@ Expected<Graph> fold_round(const Graph& g, const OptimizeOptions& options, int* 
 }  // namespace
 
 Expected<Graph> fold_constants(const Graph& g, const OptimizeOptions& options) {
-  return until_fixed_point(g, options, [&](const Graph& current, int* changes) {
-    return fold_round(current, options, changes);
-  });
+  return until_fixed_point(g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) {
+    return fold_round(current, o, changes);
+  }, 1);  // one round reaches the fixed point: nodes are visited producers first
 }
 
 }  // namespace tagflow::graph::optimize

@@ -359,7 +359,7 @@ Expected<Graph> dead_branch_round(const Graph& g, const OptimizeOptions& options
 
 Expected<Graph> remove_dead_branches(const Graph& g, const OptimizeOptions& options) {
   return until_fixed_point(
-      g, options, [&](const Graph& current, int* changes) { return dead_branch_round(current, options, changes); },
+      g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) { return dead_branch_round(current, o, changes); },
       4096);
 }
 

@@ -91,8 +91,8 @@ bool fuse_from(Rewriter& r, NodeId head) {
 }  // namespace
 
 Expected<Graph> fuse_ops(const Graph& g, const OptimizeOptions& options) {
-  return until_fixed_point(g, options, [&](const Graph& current, int* changes) -> Expected<Graph> {
-    TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(current, options, "fusion"));
+  return until_fixed_point(g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) -> Expected<Graph> {
+    TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(current, o, "fusion"));
     for (NodeId id : topological_order(current))
       if (!r.removed(id)) fuse_from(r, id);
     *changes = r.num_changes();

@@ -170,7 +170,7 @@ Expected<Graph> hoist_round(const Graph& g, const OptimizeOptions& options, int*
 
 Expected<Graph> hoist_loop_invariants(const Graph& g, const OptimizeOptions& options) {
   return until_fixed_point(
-      g, options, [&](const Graph& current, int* changes) { return hoist_round(current, options, changes); }, 1024);
+      g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) { return hoist_round(current, o, changes); }, 1024);
 }
 
 }  // namespace tagflow::graph::optimize

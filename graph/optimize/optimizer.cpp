@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "graph/implementation_selection.hpp"
+#include "graph/optimize/rewrite.hpp"
 
 namespace tagflow::graph::optimize {
 
@@ -71,11 +72,13 @@ Expected<std::vector<const Pass*>> parse_pass_list(const std::string& list) {
 
 Expected<Graph> run_passes(const Graph& g, const std::vector<const Pass*>& passes, const OptimizeOptions& options,
                            std::vector<PassReport>* reports) {
+  // Every pass keeps the sinks of the input, not those of its own input.
+  const OptimizeOptions kept = with_sinks_kept(g, options);
   Graph current = g;
   for (const Pass* p : passes) {
     const auto start = std::chrono::steady_clock::now();
     const size_t changes_before = options.changes != nullptr ? options.changes->size() : 0;
-    Expected<Graph> next = p->run(current, options);
+    Expected<Graph> next = p->run(current, kept);
     if (!next.ok())
       return Status(next.status().code(), fmt::format("optimizer pass '{}': {}", p->name, next.status().message()));
     if (reports != nullptr) {

@@ -6,6 +6,8 @@
 //   fetched or fed, that has control inputs (it gates deadness), that reads
 //   a ref (it takes a snapshot of a variable) or a Switch (a control edge
 //   from a Switch does not carry the deadness of one of its outputs).
+// - Control inputs on Consts that have no inputs: such a Const is never
+//   dead and is in the root frame, so waiting for it changes nothing.
 // - Nodes nothing needs: every node from which no kept node, no stateful
 //   op and no op tagflow does not know can be reached, through data and
 //   control edges (a loop whose results nobody reads goes with its frame).
@@ -50,6 +52,20 @@ Expected<Graph> prune_round(const Graph& g, const OptimizeOptions& options, int*
     r.remove(id);
     r.record(id, "removed", "Identity bypassed");
   }
+  // A control input on a Const with no inputs waits for nothing: such a
+  // Const is never dead and runs once per step, in the root frame.
+  for (NodeId id = 0; id < r.num_nodes(); ++id) {
+    if (r.removed(id)) continue;
+    const auto& controls = r.node(id).control_inputs;
+    std::vector<NodeId> kept_controls;
+    for (NodeId c : controls) {
+      const Node& src = r.node(c);
+      if (!(src.op == "Const" && src.inputs.empty() && src.control_inputs.empty())) kept_controls.push_back(c);
+    }
+    if (kept_controls.size() == controls.size()) continue;
+    r.set_control_inputs(id, std::move(kept_controls));
+    r.record(id, "rewritten", "control input on an input-less Const dropped");
+  }
   std::vector<bool> needed(static_cast<size_t>(r.num_nodes()), false);
   std::vector<NodeId> stack;
   for (NodeId id = 0; id < r.num_nodes(); ++id)
@@ -83,9 +99,9 @@ Expected<Graph> prune_round(const Graph& g, const OptimizeOptions& options, int*
 }  // namespace
 
 Expected<Graph> prune(const Graph& g, const OptimizeOptions& options) {
-  return until_fixed_point(g, options, [&](const Graph& current, int* changes) {
-    return prune_round(current, options, changes);
-  });
+  return until_fixed_point(g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) {
+    return prune_round(current, o, changes);
+  }, 1);  // one round reaches the fixed point: bypasses compose, reachability is complete
 }
 
 }  // namespace tagflow::graph::optimize

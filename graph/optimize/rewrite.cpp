@@ -264,14 +264,26 @@ bool exact_arithmetic(DType t) {
   }
 }
 
+OptimizeOptions with_sinks_kept(const Graph& g, const OptimizeOptions& options) {
+  OptimizeOptions o = options;
+  if (!o.keep.empty() || !o.keep_sinks) return o;
+  for (NodeId id = 0; id < g.num_nodes(); ++id)
+    if (g.out_edges(id).empty()) o.keep.insert(g.node(id).name);
+  o.keep_sinks = false;
+  return o;
+}
+
 Expected<Graph> until_fixed_point(const Graph& g, const OptimizeOptions& options,
-                                  const std::function<Expected<Graph>(const Graph&, int* changes)>& round,
+                                  const std::function<Expected<Graph>(const Graph&, const OptimizeOptions&,
+                                                                      int* changes)>& round,
                                   int max_rounds) {
-  (void)options;
+  // The nodes kept are those of the input: a sink a round gives readers
+  // stays kept in the next.
+  const OptimizeOptions o = with_sinks_kept(g, options);
   Graph current = g;
   for (int i = 0; i < max_rounds; ++i) {
     int changes = 0;
-    TF_ASSIGN_OR_RETURN(Graph next, round(current, &changes));
+    TF_ASSIGN_OR_RETURN(Graph next, round(current, o, &changes));
     current = std::move(next);
     if (changes == 0) break;
   }

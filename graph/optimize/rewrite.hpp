@@ -101,8 +101,13 @@ bool exact_arithmetic(DType t);
 
 // Runs `round` until it changes nothing (at most `max_rounds` times):
 // passes reach their own fixed point, so running one twice changes nothing.
+// Each round gets the options with the kept nodes fixed (with_sinks_kept).
 Expected<Graph> until_fixed_point(const Graph& g, const OptimizeOptions& options,
-                                  const std::function<Expected<Graph>(const Graph&, int* changes)>& round,
+                                  const std::function<Expected<Graph>(const Graph&, const OptimizeOptions&,
+                                                                      int* changes)>& round,
                                   int max_rounds = 16);
+// `options` with OptimizeOptions::keep_sinks turned into names: the nodes
+// of `g` that nothing reads.
+OptimizeOptions with_sinks_kept(const Graph& g, const OptimizeOptions& options);
 
 }  // namespace tagflow::graph::optimize

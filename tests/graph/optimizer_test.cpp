@@ -5,7 +5,6 @@
 
 #include "graph/builder.hpp"
 #include "graph/control_flow.hpp"
-#include "graph/export.hpp"
 #include "graph/optimize/optimizer.hpp"
 
 using namespace tagflow;
@@ -131,7 +130,6 @@ BOOST_AUTO_TEST_CASE(a_loop_false_on_entry_is_removed) {
   b.identity(out[1], "out");
   Graph g = finish(b);
   Graph f = run_pass(g, "dead_branches", {"x", "out"});
-  (void)export_graph_file(g, "/tmp/never_in.pbtxt");
   BOOST_TEST(count_op(f, "Enter") == 0);
   BOOST_TEST(count_op(f, "LoopCond") == 0);
   // A loop whose predicate is true on entry stays.
@@ -157,7 +155,6 @@ BOOST_AUTO_TEST_CASE(a_loop_invariant_matmul_moves_out_of_its_loop) {
   b.identity(out[1], "out");
   Graph g = finish(b);
   Graph f = run_pass(g, "loop_invariants", {"a", "out"});
-  (void)export_graph_file(g, "/tmp/licm_in.pbtxt");
   auto cf = analyze_control_flow(f);
   BOOST_REQUIRE(cf.ok());
   // The MatMul now runs in the root frame; the loop reads an Identity of
