@@ -49,7 +49,7 @@ ops::OpRole node_role(const Node& n) {
   return it == kRoles.end() ? OpRole::ordinary : it->second;
 }
 
-Graph::Graph() : library_(std::make_unique<tensorflow::FunctionDefLibrary>()) {}
+Graph::Graph() : library_(std::make_shared<tensorflow::FunctionDefLibrary>()) {}
 Graph::~Graph() = default;
 Graph::Graph(Graph&&) noexcept = default;
 Graph& Graph::operator=(Graph&&) noexcept = default;
@@ -60,7 +60,7 @@ Graph::Graph(const Graph& o)
       num_nodes_(o.num_nodes_),
       by_name_(o.by_name_),
       versions_(o.versions_),
-      library_(std::make_unique<tensorflow::FunctionDefLibrary>(*o.library_)) {}
+      library_(o.library_) {}
 
 Graph& Graph::operator=(const Graph& o) {
   if (this != &o) *this = Graph(o);
@@ -206,7 +206,12 @@ std::string Graph::endpoint_name(Endpoint e) const {
   return name + ":" + std::to_string(e.port);
 }
 
-tensorflow::FunctionDefLibrary& Graph::mutable_library() { return *library_; }
+void Graph::share_library(const Graph& from) { library_ = from.library_; }
+
+tensorflow::FunctionDefLibrary& Graph::mutable_library() {
+  if (library_.use_count() > 1) library_ = std::make_shared<tensorflow::FunctionDefLibrary>(*library_);
+  return *library_;
+}
 
 bool Graph::has_function(std::string_view name) const {
   for (const auto& f : library_->function())
@@ -307,7 +312,7 @@ bool Graph::equals(const Graph& other, std::string* difference) const {
       return differ("node '" + a.name + "' debug info differs");
   }
   if (!(versions_ == other.versions_)) return differ("versions differ");
-  if (deterministic_bytes(*library_) != deterministic_bytes(*other.library_))
+  if (library_ != other.library_ && deterministic_bytes(*library_) != deterministic_bytes(*other.library_))
     return differ("function libraries differ");
   return true;
 }

@@ -218,11 +218,15 @@ class Graph {
   void set_versions(Versions v) { versions_ = std::move(v); }
 
   // The function library, as imported (lowering in a later pass uses it).
-  // Never null; empty when the GraphDef has none.
+  // Never null; empty when the GraphDef has none. Copies of a graph share
+  // it until one of them asks for mutable_library(), which copies it
+  // first when it is shared.
   const tensorflow::FunctionDefLibrary& library() const { return *library_; }
   // The library function of that name, or nullptr (a linear search).
   const tensorflow::FunctionDef* find_function(std::string_view name) const;
   tensorflow::FunctionDefLibrary& mutable_library();
+  // This graph's library becomes `from`'s (shared, not copied).
+  void share_library(const Graph& from);
   bool has_function(std::string_view name) const;
 
   // Bytes the graph holds in memory: its nodes with everything they own,
@@ -266,7 +270,8 @@ class Graph {
   // power of two.
   std::vector<NameSlot> by_name_;
   Versions versions_;
-  std::unique_ptr<tensorflow::FunctionDefLibrary> library_;
+  // Shared by copies until one of them changes it (mutable_library).
+  std::shared_ptr<tensorflow::FunctionDefLibrary> library_;
   // Consumers of node i: out_edges_[out_start_[i] .. out_start_[i + 1]).
   mutable std::vector<int32_t> out_start_;
   mutable std::vector<OutEdge> out_edges_;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -64,12 +65,11 @@ std::optional<Known> known_predicate(const Rewriter& r, Endpoint e) {
 // whole nodes, and for each Merge the inputs that turn dead. False when the
 // branch cannot be removed.
 struct DeadSet {
-  std::vector<bool> node;
+  std::unordered_set<NodeId> node;
   std::map<NodeId, std::vector<int>> merge_inputs;  // live Merges: dead input indices
 };
 
 bool find_dead(const Rewriter& r, NodeId s, int dead_port, DeadSet* d) {
-  d->node.assign(static_cast<size_t>(r.num_nodes()), false);
   std::vector<Endpoint> work;  // dead outputs (port -1: the whole node)
   work.push_back({s, dead_port});
   std::map<NodeId, int> dead_inputs_of_merge;
@@ -83,7 +83,7 @@ bool find_dead(const Rewriter& r, NodeId s, int dead_port, DeadSet* d) {
                                  : (out.src_port != e.port || out.dst_input == kControlPort))
         continue;
       const NodeId c = out.dst;
-      if (d->node[static_cast<size_t>(c)]) continue;
+      if (d->node.count(c) != 0) continue;
       const Node& cn = r.node(c);
       if (node_role(cn) == ops::OpRole::merge) {
         if (out.dst_input == kControlPort) return false;
@@ -106,7 +106,7 @@ bool find_dead(const Rewriter& r, NodeId s, int dead_port, DeadSet* d) {
       if (role == ops::OpRole::send || role == ops::OpRole::recv || role == ops::OpRole::function_call ||
           role == ops::OpRole::switch_n || role == ops::OpRole::control_trigger)
         return false;
-      d->node[static_cast<size_t>(c)] = true;
+      d->node.insert(c);
       const int outputs = r.graph().num_outputs(c);
       for (int p = 0; p < outputs; ++p) work.push_back({c, p});
       work.push_back({c, kControlPort});
@@ -120,11 +120,26 @@ bool find_dead(const Rewriter& r, NodeId s, int dead_port, DeadSet* d) {
   return true;
 }
 
-Status remove_switch(Rewriter& r, NodeId s, bool pred, const Known& known) {
+// `touched`: nodes an earlier Switch of this round removed or changed; a
+// Switch whose branch reaches one waits for the next round.
+Status remove_switch(Rewriter& r, NodeId s, bool pred, const Known& known, std::unordered_set<NodeId>* touched) {
   const int dead_port = pred ? 0 : 1;
   const int live_port = pred ? 1 : 0;
   DeadSet d;
   if (!find_dead(r, s, dead_port, &d)) return ok_status();
+  for (NodeId id : d.node)
+    if (touched->count(id) != 0) return ok_status();
+  for (const auto& [m, dead] : d.merge_inputs) {
+    (void)dead;
+    if (touched->count(m) != 0) return ok_status();
+  }
+  if (touched->count(s) != 0) return ok_status();
+  touched->insert(s);
+  touched->insert(d.node.begin(), d.node.end());
+  for (const auto& [m, dead] : d.merge_inputs) {
+    (void)dead;
+    touched->insert(m);
+  }
   const Node& sw = r.node(s);
   const Endpoint data = sw.inputs[0];
   // What reads the live output reads the value, gated when the predicate
@@ -145,8 +160,9 @@ Status remove_switch(Rewriter& r, NodeId s, bool pred, const Known& known) {
   }
   r.replace_uses({s, live_port}, live);
   r.replace_control_uses(s, gate_node);
-  for (NodeId id = 0; id < static_cast<NodeId>(d.node.size()); ++id) {
-    if (!d.node[static_cast<size_t>(id)]) continue;
+  std::vector<NodeId> dead_nodes(d.node.begin(), d.node.end());
+  std::sort(dead_nodes.begin(), dead_nodes.end());
+  for (NodeId id : dead_nodes) {
     r.remove(id);
     r.record(id, "removed", fmt::format("dead: Switch '{}' has a constant predicate", sw.name));
   }
@@ -340,14 +356,14 @@ Expected<Graph> dead_branch_round(const Graph& g, const OptimizeOptions& options
     }
   }
   if (!removed_loop) {
+    std::unordered_set<NodeId> touched;
     for (NodeId id : topological_order(g)) {
       if (r.removed(id)) continue;
       const Node& n = r.node(id);
       if (node_role(n) != ops::OpRole::switch_op || n.inputs.size() != 2 || r.kept(id)) continue;
       auto known = known_predicate(r, n.inputs[1]);
       if (!known) continue;
-      TF_RETURN_IF_ERROR(remove_switch(r, id, known->value.data<bool>()[0], *known));
-      if (r.num_changes() > 0) break;  // one Switch per round: dead sets overlap
+      TF_RETURN_IF_ERROR(remove_switch(r, id, known->value.data<bool>()[0], *known, &touched));
     }
   }
   *changes = r.num_changes();

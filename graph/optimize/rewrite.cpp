@@ -72,14 +72,26 @@ void Rewriter::add_consumer(Endpoint src, NodeId dst, int dst_input) {
   consumers_[static_cast<size_t>(src.node)].push_back({src.port, dst, dst_input});
 }
 
-void Rewriter::drop_consumer(Endpoint src, NodeId dst, int dst_input) {
-  auto& list = consumers_[static_cast<size_t>(src.node)];
-  for (auto it = list.begin(); it != list.end(); ++it) {
-    if (it->dst == dst && it->dst_input == dst_input && it->src_port == src.port) {
-      list.erase(it);
-      return;
-    }
-  }
+// Edges are dropped lazily: consumers() skips those that no longer exist
+// (a hub read by 10^5 nodes would make each drop a long search).
+void Rewriter::drop_consumer(Endpoint, NodeId, int) {}
+
+const std::vector<OutEdge>& Rewriter::consumers(NodeId id) const {
+  std::vector<OutEdge>& list = consumers_[static_cast<size_t>(id)];
+  auto exists = [&](const OutEdge& e) {
+    const Node& dst = g_.node(e.dst);
+    if (e.dst_input == kControlPort)
+      return std::find(dst.control_inputs.begin(), dst.control_inputs.end(), id) != dst.control_inputs.end();
+    return static_cast<size_t>(e.dst_input) < dst.inputs.size() &&
+           dst.inputs[static_cast<size_t>(e.dst_input)] == Endpoint{id, e.src_port};
+  };
+  auto key = [](const OutEdge& e) { return std::make_tuple(e.dst, e.dst_input, e.src_port); };
+  std::sort(list.begin(), list.end(), [&](const OutEdge& a, const OutEdge& b) { return key(a) < key(b); });
+  list.erase(std::unique(list.begin(), list.end(),
+                         [&](const OutEdge& a, const OutEdge& b) { return key(a) == key(b); }),
+             list.end());
+  list.erase(std::remove_if(list.begin(), list.end(), [&](const OutEdge& e) { return !exists(e); }), list.end());
+  return list;
 }
 
 void Rewriter::set_input(NodeId dst, int i, Endpoint src) {
@@ -173,7 +185,7 @@ Expected<Graph> Rewriter::finish() {
     }
   }
   out.set_versions(g_.versions());
-  out.mutable_library() = g_.library();
+  out.share_library(g_);
   ValidateOptions v;
   v.allow_unknown_ops = true;
   v.keep_resolved = true;

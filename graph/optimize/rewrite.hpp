@@ -32,9 +32,9 @@ class Rewriter {
   // _Retval, a sink when keep_sinks); it is never removed or replaced.
   bool kept(NodeId id) const { return kept_[static_cast<size_t>(id)]; }
   bool removed(NodeId id) const { return removed_[static_cast<size_t>(id)]; }
-  // The current consumers of a node (removed nodes' edges included until
-  // finish()).
-  const std::vector<OutEdge>& consumers(NodeId id) const { return consumers_[static_cast<size_t>(id)]; }
+  // The current consumers of a node, in (consumer, input) order (removed
+  // nodes' edges included until finish()). Valid until the next change.
+  const std::vector<OutEdge>& consumers(NodeId id) const;
   bool has_consumers(NodeId id) const;
 
   // A name no node has: `base`, else `base_1`, `base_2`, ...
@@ -67,7 +67,7 @@ class Rewriter {
   ControlFlowInfo cf_;
   std::vector<FrameId> frame_of_;
   std::vector<bool> kept_, removed_;
-  std::vector<std::vector<OutEdge>> consumers_;
+  mutable std::vector<std::vector<OutEdge>> consumers_;  // may hold dropped edges: see consumers()
   const OptimizeOptions* options_ = nullptr;
   std::string pass_;
   int changes_ = 0;

@@ -21,6 +21,8 @@
 #include "graph/import.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/validate.hpp"
+#include "trace/check.hpp"
+#include "trace/sink.hpp"
 
 using namespace tagflow;
 using graph::GraphBuilder;
@@ -219,7 +221,7 @@ std::string compare(const Values& want, const Values& got) {
 
 int program_count() {
   const char* env = std::getenv("TAGFLOW_OPTIMIZER_PROGRAMS");
-  return env != nullptr ? std::max(1, std::atoi(env)) : 60;
+  return env != nullptr ? std::max(1, std::atoi(env)) : 1000;
 }
 
 }  // namespace
@@ -352,6 +354,43 @@ BOOST_AUTO_TEST_CASE(the_pipeline_changes_no_value_of_the_corpus_graphs) {
   }
   BOOST_TEST_MESSAGE(ran << " corpus graphs compared");
   BOOST_TEST(ran >= 5);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(optimizer_trace)
+
+// The step's trace says what the optimiser changed, and a trace of an
+// optimised step still holds every invariant of the semantics.
+BOOST_AUTO_TEST_CASE(the_trace_names_each_rewrite_and_holds_every_invariant) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    ProgramGenerator::Program p = ProgramGenerator(seed).make();
+    for (int devices : {1, 3}) {
+      BOOST_TEST_CONTEXT("seed " << seed << ", " << devices << " device(s)") {
+        trace::MemorySink sink;
+        actors::SessionOptions o;
+        o.num_devices = devices;
+        o.optimize = "default";
+        o.events = &sink;
+        o.timeout = std::chrono::seconds(30);
+        auto s = actors::Session::create(p.graph, o);
+        BOOST_REQUIRE(s.ok());
+        auto r = (*s)->run(p.feeds, p.fetches);
+        BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+        s->reset();
+        int rewrites = 0;
+        for (const trace::Event& e : sink.events())
+          if (e.kind == trace::Kind::node_rewritten) {
+            ++rewrites;
+            BOOST_TEST(e.text.find(": ") != std::string::npos);
+          }
+        BOOST_TEST(rewrites > 0);
+        std::string found;
+        for (const auto& v : trace::check(sink.trace())) found += trace::to_string(v) + "\n";
+        BOOST_TEST(found == "");
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
