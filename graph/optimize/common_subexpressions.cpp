@@ -9,6 +9,7 @@
 // node that is kept (fetched or fed): it stays, and only later twins merge
 // into the first one that is not kept.
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -47,7 +48,15 @@ size_t signature(const Node& n) {
   size_t h = std::hash<std::string>{}(n.op) * 31 + std::hash<std::string>{}(n.device);
   for (const Endpoint& e : canonical_inputs(n)) h = h * 1000003u + static_cast<size_t>(e.node) * 17u + static_cast<size_t>(e.port + 1);
   for (NodeId c : sorted_controls(n)) h = h * 7919u + static_cast<size_t>(c);
-  if (const ops::Tensor* v = const_value(n)) h = h * 31 + static_cast<size_t>(v->num_elements());
+  if (const ops::Tensor* v = const_value(n)) {
+    // The value's first bytes: Consts that differ rarely share a bucket.
+    h = h * 31 + static_cast<size_t>(v->num_elements()) * 7 + static_cast<size_t>(v->dtype());
+    if (!ops::dtype_is_object(v->dtype()) && v->raw_data() != nullptr) {
+      const size_t n_bytes = std::min<size_t>(v->byte_size(), 256);
+      h = h * 1000003u + std::hash<std::string_view>{}(
+                             std::string_view(static_cast<const char*>(v->raw_data()), n_bytes));
+    }
+  }
   return h;
 }
 
