@@ -351,6 +351,8 @@ struct Session::Impl {
       graph::optimize::OptimizeOptions oo;
       oo.keep.insert(targets.begin(), targets.end());
       oo.keep_sinks = false;
+      // No folded constant larger than a step could hold.
+      oo.max_constant_bytes = std::min(oo.max_constant_bytes, *options.memory_limit);
       std::vector<graph::optimize::Change> changes;
       oo.changes = &changes;
       TF_ASSIGN_OR_RETURN(sg.graph, graph::optimize::run_passes(sg.graph, passes, oo));
