@@ -9,8 +9,11 @@
 //     nodes of its training step's graph before and after, the step's time
 //     with no pass and with the pipeline, and the pipeline's own time
 //     against the time to import the 2 MB file;
+//   - a TF 1 RNN (100 steps of tanh(h W + x)) with its gradient through
+//     the loop: nodes and step time, no pass and the pipeline;
 //   - the Keras SavedModels of the corpus (MLP, LSTM): nodes of the
-//     serving signature's step graph before and after, and its time.
+//     serving signature's step graph before and after, and its time, with
+//     the functions run as written and lowered.
 //   optimizer_bench [iterations]   default 2000
 // Threads: TAGFLOW_BENCH_THREADS, else one per core.
 #include <cstdio>
@@ -240,6 +243,40 @@ void keras(const char* name, const std::string& input, const Tensor& x) {
               m[3] * 1e6, m[3] / m[2]);
 }
 
+// A TF 1 RNN and its gradient: h <- tanh(h W + x) for `steps` steps, the
+// loss sum(h), d loss / d W through the loop (gradient loop and stacks).
+void rnn(int steps) {
+  GraphBuilder b;
+  Output x = b.placeholder(DType::float32, {false, {1, 64}}, "x");
+  Output w = b.placeholder(DType::float32, {false, {64, 64}}, "w");
+  Output h0 = b.placeholder(DType::float32, {false, {1, 64}}, "h0");
+  auto out = b.while_loop([&](const Vars& v) { return b.less(v[0], b.scalar<int32_t>(steps)); },
+                          [&](const Vars& v) {
+                            Output h = b.op1("Tanh", {b.add(b.matmul(v[1], w), x)});
+                            return Vars{b.add(v[0], b.scalar<int32_t>(1)), h};
+                          },
+                          {b.scalar<int32_t>(0), h0});
+  Output loss = b.reduce_sum(out[1], b.vector<int32_t>({0, 1}));
+  Output dw = b.gradients({loss}, {w})[0];
+  auto g = b.finish();
+  if (!g.ok()) fail(g.status().to_string());
+  const std::vector<std::string> fetches = {loss.name(), dw.name()};
+  std::printf("TF 1 RNN, %d steps, forward and gradient:\n", steps);
+  step_graph_nodes("loss and dW", *g, {"x", "w", "h0"}, fetches, {});
+  Tensor xs(DType::float32, ops::Shape({1, 64})), h(DType::float32, ops::Shape({1, 64}));
+  for (int i = 0; i < 64; ++i) {
+    xs.mutable_data<float>()[i] = 0.01f * static_cast<float>(i % 7);
+    h.mutable_data<float>()[i] = 0.0f;
+  }
+  Tensor wm = matrix(3);
+  for (int64_t i = 0; i < wm.num_elements(); ++i) wm.mutable_data<float>()[i] *= 0.1f;
+  const actors::Feeds feeds = {{"x", xs}, {"w", wm}, {"h0", h}};
+  auto none = session(*g, "none");
+  auto opt = session(*g, "default");
+  auto m = bench::interleaved_medians(9, {[&] { run(*none, feeds, fetches); }, [&] { run(*opt, feeds, fetches); }});
+  std::printf("  step: %.0f us with no pass, %.0f us optimised (%.2fx)\n", m[0] * 1e6, m[1] * 1e6, m[1] / m[0]);
+}
+
 Tensor uniform(const ops::Shape& shape, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
@@ -254,6 +291,7 @@ int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 2000;
   loops(iterations);
   lstm();
+  rnn(100);
   keras("keras_simple_model_from_auto_compile", "input_1", uniform(ops::Shape({2, 28, 28, 1}), 7));
   keras("keras_lstm_from_sequential", "input_1", uniform(ops::Shape({3, 5, 3}), 11));
   return 0;
