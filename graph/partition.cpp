@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -116,6 +117,14 @@ class Partitioner {
       if (node_role(g_.node(id)) != OpRole::enter) continue;
       std::map<int, NodeId> clones;
       const std::vector<OutEdge> consumers = g_.out_edges(id);
+      // Read only on other devices: the Enter moves to the first of them
+      // (left behind, it would open a frame instance with nothing in it).
+      const bool read_here = std::any_of(consumers.begin(), consumers.end(),
+                                         [&](const OutEdge& e) { return dev(e.dst) == dev(id); });
+      if (!read_here && !consumers.empty()) {
+        dev_[static_cast<size_t>(id)] = dev(consumers.front().dst);
+        g_.mutable_node(id).device = devices_[static_cast<size_t>(dev(id))];
+      }
       for (const OutEdge& e : consumers) {
         int d = dev(e.dst);
         if (d == dev(id)) continue;

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "actors/session.hpp"
 #include "graph/builder.hpp"
@@ -391,6 +392,40 @@ BOOST_AUTO_TEST_CASE(the_trace_names_each_rewrite_and_holds_every_invariant) {
       }
     }
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(optimizer_configuration)
+
+// `[graph] optimize` in the configuration chooses the passes; a name that
+// is no pass is an error of Session::create naming it.
+BOOST_AUTO_TEST_CASE(the_configuration_chooses_the_passes) {
+  ProgramGenerator::Program p = ProgramGenerator(3).make();
+  for (const std::string& passes : {std::string("dead_branches,prune"), std::string("none")}) {
+    trace::MemorySink sink;
+    actors::SessionOptions o;
+    o.config_text = "[graph]\noptimize = \"" + passes + "\"\n";
+    o.events = &sink;
+    auto s = actors::Session::create(p.graph, o);
+    BOOST_REQUIRE_MESSAGE(s.ok(), s.status().to_string());
+    BOOST_REQUIRE((*s)->run(p.feeds, p.fetches).ok());
+    s->reset();
+    std::set<std::string> used;
+    for (const trace::Event& e : sink.events())
+      if (e.kind == trace::Kind::node_rewritten) used.insert(e.text.substr(0, e.text.find(':')));
+    if (passes == "none") {
+      BOOST_TEST(used.empty());
+    } else {
+      BOOST_TEST(!used.empty());
+      for (const std::string& u : used) BOOST_TEST((u == "dead_branches" || u == "prune"), u);
+    }
+  }
+  actors::SessionOptions bad;
+  bad.config_text = "[graph]\noptimize = \"prune,nope\"\n";
+  auto s = actors::Session::create(p.graph, bad);
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.status().message().find("'nope'") != std::string::npos, s.status().message());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
