@@ -6,7 +6,8 @@
 // hang (libFuzzer's -timeout), an actor of a finished step left alive, or,
 // for a program whose Merges never see two live inputs, a result that
 // differs between the two steps or from the same graph run on one device by
-// the deterministic scheduler. Seeds: fuzz/corpus/run.
+// the deterministic scheduler, or from the same step with every optimiser
+// pass (graph/optimize/). Seeds: fuzz/corpus/run.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -99,12 +100,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto c = fuzz::decode_run_case(data, size);
   if (!c.ok()) return -1;  // nothing to run: not worth keeping in the corpus
   Outcome subject = run(*c, options(*c, false), 2);
-  if (c->deterministic_result && (c->devices > 1 || c->threaded)) {
-    Outcome reference = run(*c, options(*c, true), 1);
-    if (!timed_out(subject) && !timed_out(reference) && !same(subject, reference))
-      finding("on " + std::to_string(c->devices) + " device(s)" +
-              (c->threaded ? ", threaded: " : ": ") + subject.to_string() +
-              "; on one device: " + reference.to_string());
+  if (!c->deterministic_result) return 0;
+  Outcome reference = c->devices > 1 || c->threaded ? run(*c, options(*c, true), 1) : subject;
+  if ((c->devices > 1 || c->threaded) && !timed_out(subject) && !timed_out(reference) && !same(subject, reference))
+    finding("on " + std::to_string(c->devices) + " device(s)" + (c->threaded ? ", threaded: " : ": ") +
+            subject.to_string() + "; on one device: " + reference.to_string());
+  // The graph optimiser changes no value (docs/optimizer.md): a step that
+  // gives values gives the same ones, bitwise, with every pass.
+  if (reference.status.ok()) {
+    actors::SessionOptions o = options(*c, false);
+    o.optimize = "default";
+    Outcome optimized = run(*c, o, 1);
+    if (!timed_out(optimized) && !same(reference, optimized))
+      finding("the optimiser changed the step: " + optimized.to_string() + "; as written: " + reference.to_string());
   }
   return 0;
 }
