@@ -24,6 +24,7 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
+#include "graph/shape_inference.hpp"
 #include "graph/validate.hpp"
 #include "ops/memory_budget.hpp"
 #include "ops/resource.hpp"
@@ -557,6 +558,9 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   graph::ValidateOptions v;
   v.allow_unknown_ops = true;
   TF_RETURN_IF_ERROR(graph::validate(g, v));
+  // Shapes that no run could make agree (docs/shapes.md) refuse the graph
+  // here, naming the node, rather than in whichever step reaches it.
+  TF_RETURN_IF_ERROR(graph::check_shapes(g));
   auto config = std::make_unique<SessionConfig>(options);
   TF_RETURN_IF_ERROR(config->load());
   auto impl = std::make_unique<Impl>(options, std::move(config));

@@ -413,6 +413,8 @@ std::optional<std::vector<OutputInfo>> Inference::call(const ops::NameAttrList& 
   auto in_types = lib_.input_types(*f, callee.attr);
   if (!in_types.ok() || in_types->size() != args.size()) return std::nullopt;
   auto body_names = [&](const std::string& s) { return s; };
+  ShapeInferenceOptions inner;
+  inner.max_function_depth = options_.max_function_depth - 1;
   std::vector<Item> items;
   std::vector<NamedEndpoint> arg_names;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -424,8 +426,11 @@ std::optional<std::vector<OutputInfo>> Inference::call(const ops::NameAttrList& 
       item.spec.node.op = "Const";
       item.spec.node.attrs = {{"dtype", t}, {"value", *args[i].value}};
     } else {
+      // Its shape as a feed: a Placeholder's scalar shape attr reads as
+      // unknown in graphs of producer version 21 and older.
       item.spec.node.op = "Placeholder";
       item.spec.node.attrs = {{"dtype", t}, {"shape", args[i].shape}};
+      inner.feeds[name] = args[i].shape;
     }
     items.push_back(std::move(item));
     arg_names.push_back({name, 0});
@@ -442,8 +447,6 @@ std::optional<std::vector<OutputInfo>> Inference::call(const ops::NameAttrList& 
   ValidateOptions vo;
   vo.allow_unknown_ops = true;
   if (!validate(*bg, vo).ok()) return std::nullopt;
-  ShapeInferenceOptions inner;
-  inner.max_function_depth = options_.max_function_depth - 1;
   auto shapes = infer_shapes(*bg, inner);
   if (!shapes.ok()) return std::nullopt;  // errors inside a body are the body's call to make at run time
   std::vector<OutputInfo> out;

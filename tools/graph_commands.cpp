@@ -7,6 +7,7 @@
 #include "graph/gradients.hpp"
 #include "graph/import.hpp"
 #include "graph/lower_functional.hpp"
+#include "graph/shape_inference.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/summary.hpp"
 #include "graph/validate.hpp"
@@ -55,6 +56,20 @@ int inspect_graph(const std::string& path, const std::vector<std::string>& fetch
   if (graph::has_functional_ops(*g))
     std::puts("functional ops: lowered to Switch/Merge/Enter/Exit when a step needs them, "
               "their functions instantiated then (tagflow convert --lower shows the whole graph lowered)");
+  return 0;
+}
+
+int inspect_shapes(const std::string& path) {
+  auto g = load_for_reading(path);
+  if (!g.ok()) return fail(g.status());
+  auto shapes = graph::infer_shapes(*g);
+  if (!shapes.ok()) return fail(shapes.status().with_prefix(path + ": "));
+  for (graph::NodeId id = 0; id < g->num_nodes(); ++id) {
+    const auto& outputs = shapes->nodes[static_cast<size_t>(id)];
+    for (size_t p = 0; p < outputs.size(); ++p)
+      std::printf("%s:%zu %s %s\n", g->node(id).name.c_str(), p, ops::dtype_name(outputs[p].dtype).c_str(),
+                  outputs[p].shape.to_string().c_str());
+  }
   return 0;
 }
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
 
   std::string inspect_path;
   std::vector<std::string> inspect_fetches;
+  bool inspect_shapes = false;
   CLI::App* inspect_cmd = app.add_subcommand(
       "inspect", "Print a graph's node count, op histogram, frames (nesting, pivots), "
                  "devices, ops with no kernel, and per library function its ops with no "
@@ -23,6 +24,9 @@ int main(int argc, char** argv) {
   inspect_cmd->add_option("GRAPH", inspect_path, "GraphDef file (.pbtxt or .pb) or SavedModel directory")->required();
   inspect_cmd->add_option("--fetch", inspect_fetches,
                           "Also say which functions these fetches (name[:port]) reach");
+  inspect_cmd->add_flag("--shapes", inspect_shapes,
+                        "Print instead each node's outputs as \"name:port dtype shape\" (static shape inference, "
+                        "docs/shapes.md); an error if the graph's shapes cannot agree");
 
   CLI::App* ops_cmd = app.add_subcommand(
       "ops", "Print every op tagflow knows as a Markdown table: inputs, outputs, attrs, whether it has a kernel "
@@ -248,7 +252,8 @@ int main(int argc, char** argv) {
     if (*inspect_cmd)
       return tagflow::graph::is_saved_model_dir(inspect_path)
                  ? tagflow::tools::inspect_saved_model(inspect_path)
-                 : tagflow::tools::inspect_graph(inspect_path, inspect_fetches);
+                 : inspect_shapes ? tagflow::tools::inspect_shapes(inspect_path)
+                                  : tagflow::tools::inspect_graph(inspect_path, inspect_fetches);
     if (*optimize_cmd) return tagflow::tools::optimize_graph(optimize);
     if (*convert_cmd) return tagflow::tools::convert_graph(convert_in, convert_out, convert_lower);
     if (*run_cmd) return tagflow::tools::run_graph(run);
