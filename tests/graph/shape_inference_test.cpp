@@ -274,24 +274,33 @@ BOOST_AUTO_TEST_CASE(the_corpus_infers_without_error) {
   BOOST_TEST(inferred + 1 == paths.size());
 }
 
-// The LSTM of the NER model: the embedding lookup, the cell's MatMul over
-// [input, h] and its BiasAdd have the shapes the variables declare.
-BOOST_AUTO_TEST_CASE(the_lstm_graph_has_its_variables_shapes) {
+// The LSTM of the NER model: inside each while loop, the cell's MatMul of
+// [input, h] by the kernel variable has the kernel's width (its shape attr,
+// read from the file), and so does the BiasAdd of the bias variable.
+BOOST_AUTO_TEST_CASE(the_lstm_loops_have_the_widths_of_their_variables) {
   Graph g = load_corpus("tfnet_lstm_crf_ner_train.pbtxt");
   ValidateOptions v;
   v.allow_unknown_ops = true;
   BOOST_REQUIRE(validate(g, v).ok());
   ShapeMap m = infer(g);
-  int variables = 0, known = 0;
-  for (const Node& n : g.nodes()) {
-    if (n.op != "VariableV2") continue;
-    ++variables;
-    const PartialShape& s = m.at({g.find(n.name), 0}).shape;
-    BOOST_TEST((s == *n.attr<PartialShape>("shape")), n.name);
-    if (!s.unknown_rank) ++known;
+  int cells = 0;
+  for (const char* scope : {"chars/bidirectional_rnn/fw", "chars/bidirectional_rnn/bw", "bi-lstm/bidirectional_rnn/fw",
+                            "bi-lstm/bidirectional_rnn/bw"}) {
+    const std::string s = scope;
+    const std::string dir = s.substr(s.size() - 2);
+    const NodeId kernel = g.find(s + "/lstm_cell/kernel");
+    const NodeId matmul = g.find(s + "/" + dir + "/while/lstm_cell/MatMul");
+    const NodeId bias_add = g.find(s + "/" + dir + "/while/lstm_cell/BiasAdd");
+    BOOST_REQUIRE(kernel != kNoNode);
+    BOOST_REQUIRE(matmul != kNoNode);
+    BOOST_REQUIRE(bias_add != kNoNode);
+    const PartialShape& declared = *g.node(kernel).attr<PartialShape>("shape");
+    BOOST_REQUIRE(declared.dims.size() == 2u);
+    BOOST_TEST(m.at({matmul, 0}).shape == dims({-1, declared.dims[1]}), s);
+    BOOST_TEST(m.at({bias_add, 0}).shape == dims({-1, declared.dims[1]}), s);
+    ++cells;
   }
-  BOOST_TEST(variables > 0);
-  BOOST_TEST(known == variables);
+  BOOST_TEST(cells == 4);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
