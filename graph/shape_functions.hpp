@@ -113,9 +113,10 @@ bool fully_known(const ops::PartialShape& s);
 int64_t num_elements(const ops::PartialShape& s);
 // The dimension i (negative counts from the end), -1 when not known.
 int64_t dim(const ops::PartialShape& s, int i);
-// Two dimensions that must be equal: the known one, or an error flag.
+// Whether two dimensions may be equal (either unknown, or the same), and
+// the known one of two compatible dimensions.
 bool dims_compatible(int64_t a, int64_t b);
-int64_t merge_dim(int64_t a, int64_t b);  // assumes compatible
+int64_t merge_dim(int64_t a, int64_t b);
 // The most specific shape both describe, or nullopt when they contradict.
 std::optional<ops::PartialShape> merge(const ops::PartialShape& a, const ops::PartialShape& b);
 // NumPy broadcasting; nullopt when known dimensions cannot broadcast.

@@ -91,8 +91,10 @@ Status reshape(InferenceContext& c) {
       }
     }
     if (total >= 0) {
-      if (wildcard >= 0) {
-        if (product == 0 || total % product != 0)
+      if (wildcard >= 0 && product == 0) {
+        out.dims[static_cast<size_t>(wildcard)] = -1;  // an empty tensor: -1 is not determined
+      } else if (wildcard >= 0) {
+        if (total % product != 0)
           return c.error("cannot reshape " + in.to_string() + " (" + std::to_string(total) + " elements) into " +
                          out.to_string());
         out.dims[static_cast<size_t>(wildcard)] = total / product;

@@ -211,10 +211,11 @@ Status while_op(InferenceContext& c) {
   return ok_status();
 }
 
-// For: its loop variables' shapes where the body keeps them.
+// For: what it declares, else unknown (a conservative rule: its body is
+// not followed).
 Status for_op(InferenceContext& c) {
-  if (declared_shapes(c)) return ok_status();
-  return ok_status();  // the body's iteration count is dynamic: unknown unless declared
+  declared_shapes(c);
+  return ok_status();
 }
 
 Status recv(InferenceContext& c) {
