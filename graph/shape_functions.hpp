@@ -103,7 +103,9 @@ inline ops::PartialShape unknown() { return {true, {}}; }
 inline ops::PartialShape known(std::vector<int64_t> dims) { return {false, std::move(dims)}; }
 inline ops::PartialShape scalar() { return {false, {}}; }
 inline ops::PartialShape vector(int64_t n) { return {false, {n}}; }
-// Rank r, every dimension unknown.
+// Rank r, every dimension unknown; unknown rank for r < 0 or a rank past
+// kMaxInferredRank (a shape argument's length read from an untrusted graph).
+constexpr int64_t kMaxInferredRank = 64;
 ops::PartialShape of_rank(int64_t r);
 inline bool known_rank(const ops::PartialShape& s) { return !s.unknown_rank; }
 inline int rank(const ops::PartialShape& s) { return static_cast<int>(s.dims.size()); }

@@ -171,13 +171,14 @@ Status transpose(InferenceContext& c) {
   auto perm = c.input_ints(1);
   if (!perm) {
     if (!in.unknown_rank) c.set_output(0, shape::of_rank(shape::rank(in)));
-    else if (c.input_shape(1).dims.size() == 1) c.set_output(0, shape::of_rank(c.input_shape(1).dims[0]));
+    else c.set_output(0, shape::of_rank(shape::dim(c.input_shape(1), 0)));
     return ok_status();
   }
   const int r = static_cast<int>(perm->size());
   if (!in.unknown_rank && shape::rank(in) != r)
     return c.error("perm " + c.input_value(1)->values_string() + " does not fit input of shape " + in.to_string());
   PartialShape out = shape::of_rank(r);
+  if (out.unknown_rank) return ok_status();
   for (int k = 0; k < r; ++k) {
     const int64_t p = (*perm)[static_cast<size_t>(k)];
     if (p < 0 || p >= r) return ok_status();
@@ -198,6 +199,7 @@ Status concat_v2(InferenceContext& c) {
     if (!common.unknown_rank && common.dims.size() != s.dims.size())
       return c.error("inputs have different ranks: " + common.to_string() + " and " + s.to_string());
     if (common.unknown_rank) common = shape::of_rank(shape::rank(s));
+    if (common.unknown_rank) return ok_status();  // past any rank a tensor has
   }
   if (common.unknown_rank) return ok_status();
   const int r = shape::rank(common);
@@ -382,7 +384,7 @@ Status tile(InferenceContext& c) {
     return ok_status();
   }
   PartialShape out = shape::of_rank(shape::rank(in));
-  if (m && m->size() == in.dims.size())
+  if (m && m->size() == in.dims.size() && !out.unknown_rank)
     for (size_t k = 0; k < in.dims.size(); ++k) out.dims[k] = shape::mul_dims(in.dims[k], (*m)[k]);
   c.set_output(0, out);
   return ok_status();
@@ -396,7 +398,7 @@ Status pad(InferenceContext& c) {
   if (r < 0 && !ps.unknown_rank && !ps.dims.empty() && ps.dims[0] >= 0) r = static_cast<int>(ps.dims[0]);
   if (r < 0) return ok_status();
   PartialShape out = shape::of_rank(r);
-  if (p && p->size() == static_cast<size_t>(2 * r))
+  if (p && p->size() == static_cast<size_t>(2 * r) && !out.unknown_rank)
     for (int k = 0; k < r; ++k)
       out.dims[static_cast<size_t>(k)] = shape::add_dims(shape::dim(in, k), (*p)[2 * k] + (*p)[2 * k + 1]);
   c.set_output(0, out);

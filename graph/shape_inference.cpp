@@ -18,7 +18,11 @@ namespace tagflow::graph {
 // --- helpers -----------------------------------------------------------------
 namespace shape {
 
-ops::PartialShape of_rank(int64_t r) { return {false, std::vector<int64_t>(static_cast<size_t>(r), -1)}; }
+ops::PartialShape of_rank(int64_t r) {
+  // A rank that is not known (-1), or that no tensor has, is unknown.
+  if (r < 0 || r > kMaxInferredRank) return unknown();
+  return {false, std::vector<int64_t>(static_cast<size_t>(r), -1)};
+}
 
 bool fully_known(const ops::PartialShape& s) {
   if (s.unknown_rank) return false;
@@ -68,7 +72,7 @@ std::optional<ops::PartialShape> broadcast(const ops::PartialShape& a, const ops
     return unknown();
   }
   const size_t r = std::max(a.dims.size(), b.dims.size());
-  ops::PartialShape out = of_rank(static_cast<int64_t>(r));
+  ops::PartialShape out{false, std::vector<int64_t>(r, -1)};
   for (size_t i = 0; i < r; ++i) {
     const int64_t x = i < r - a.dims.size() ? 1 : a.dims[i - (r - a.dims.size())];
     const int64_t y = i < r - b.dims.size() ? 1 : b.dims[i - (r - b.dims.size())];

@@ -237,6 +237,24 @@ BOOST_AUTO_TEST_CASE(reductions_conv_and_pack_follow_their_attrs) {
   BOOST_TEST(shape_of(m, packed) == dims({8, 3, 7}));
 }
 
+// Shape arguments of unknown length, or longer than any tensor's rank,
+// give unknown ranks rather than a shape of -1 or 100000 dimensions.
+BOOST_AUTO_TEST_CASE(shape_arguments_of_unknown_or_absurd_length_give_unknown_rank) {
+  GraphBuilder b;
+  Output x = b.placeholder(DType::float32, kUnknown, "x");
+  Output perm = b.placeholder(DType::int32, dims({-1}), "perm");
+  Output t = b.op1("Transpose", {x, perm}, {}, "t");
+  Output huge = b.placeholder(DType::int32, dims({100000}), "huge");
+  Output f = b.fill(huge, b.scalar(1.0f), "f");
+  Output p = b.placeholder(DType::int32, dims({100000, 2}), "p");
+  Output padded = b.op1("Pad", {x, p}, {}, "padded");
+  Graph g = finish(b);
+  ShapeMap m = infer(g);
+  BOOST_TEST(shape_of(m, t) == kUnknown);
+  BOOST_TEST(shape_of(m, f) == kUnknown);
+  BOOST_TEST(shape_of(m, padded) == kUnknown);
+}
+
 BOOST_AUTO_TEST_CASE(every_op_with_a_kernel_has_a_shape_function) {
   const ShapeFunctionMap& fns = shape_functions();
   std::vector<std::string> missing;
