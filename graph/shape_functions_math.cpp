@@ -237,6 +237,7 @@ void add_math_shape_functions(ShapeFunctionMap& m) {
   for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"}) m[op] = reduction;
   m["AddN"] = add_n;
   m["MatMul"] = matmul;
+  m["_FusedMatMul"] = matmul;  // the fused BiasAdd and activation keep the product's shape
   m["BatchMatMul"] = batch_matmul;
   m["BatchMatMulV2"] = batch_matmul;
   m["Select"] = select;

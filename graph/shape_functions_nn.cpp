@@ -217,6 +217,7 @@ Status nearest_neighbors(InferenceContext& c) {
 void add_nn_shape_functions(ShapeFunctionMap& m) {
   m["Conv2D"] = conv;
   m["DepthwiseConv2dNative"] = conv;
+  m["_FusedConv2D"] = conv;  // the fused BiasAdd or batch norm and activation keep its shape
   m["Conv2DBackpropInput"] = shape_from_value(0);
   m["DepthwiseConv2dNativeBackpropInput"] = shape_from_value(0);
   m["Conv2DBackpropFilter"] = shape_from_value(1);
