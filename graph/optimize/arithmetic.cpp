@@ -14,16 +14,22 @@
 //     broadcast add instead of two (the scalars are added first)
 //   a*b + a*c, b*a + c*a                       -> a * (b + c)
 //   LogicalNot(a < b) -> a >= b (and the other comparisons)
+// For every dtype AddN takes, where static shapes (graph/
+// shape_inference.hpp) show every input of the output's shape:
+//   Add(Add(x, y), z), AddN(...) + z           -> AddN(x, y, z, ...): AddN
+//     sums in input order, element by element, as the chain did
 // A rewrite whose inner node has other consumers is not made (it would
 // compute both).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/optimize/topological.hpp"
+#include "graph/shape_inference.hpp"
 #include "ops/op_def.hpp"
 
 namespace tagflow::graph::optimize {
@@ -199,16 +205,70 @@ bool factor(Rewriter& r, NodeId id) {
   return false;
 }
 
+bool known_and_equal(const ops::PartialShape& a, const ops::PartialShape& b) {
+  if (a.unknown_rank || b.unknown_rank || a.dims != b.dims) return false;
+  for (int64_t d : a.dims)
+    if (d < 0) return false;
+  return true;
+}
+
+// Add(Add(x, y), z) -> AddN(x, y, z), and AddN(...) + z -> AddN(..., z):
+// AddN sums its inputs in order, element by element, as the chain did, so
+// the value is the same bitwise in every dtype; it needs every input of
+// one shape (no broadcasting), which static shapes must show.
+bool add_chain(Rewriter& r, NodeId id, const ShapeMap* shapes) {
+  const Node& n = r.node(id);
+  if (shapes == nullptr || !is_add(n.op) || n.inputs.size() != 2) return false;
+  const DType t = dtype_of(n);
+  if (t != DType::float32 && t != DType::float64 && t != DType::int32 && t != DType::int64) return false;
+  const Endpoint left = n.inputs[0], right = n.inputs[1];
+  const Node& inner = r.node(left.node);
+  if (!(is_add(inner.op) || inner.op == "AddN") || left.port != 0 || !inner.control_inputs.empty() ||
+      !single_use(r, left.node))
+    return false;
+  auto shape_of = [&](Endpoint e) -> const ops::PartialShape* {
+    if (static_cast<size_t>(e.node) >= shapes->nodes.size()) return nullptr;
+    const auto& outs = shapes->nodes[static_cast<size_t>(e.node)];
+    return static_cast<size_t>(e.port) < outs.size() ? &outs[static_cast<size_t>(e.port)].shape : nullptr;
+  };
+  const ops::PartialShape* out = shape_of({id, 0});
+  if (out == nullptr) return false;
+  std::vector<Endpoint> inputs(inner.inputs.begin(), inner.inputs.end());
+  inputs.push_back(right);
+  for (const Endpoint& e : inputs) {
+    const ops::PartialShape* s = shape_of(e);
+    if (s == nullptr || !known_and_equal(*s, *out)) return false;
+  }
+  const NodeId dropped = left.node;
+  std::vector<NodeId> controls = n.control_inputs;
+  const int64_t count = static_cast<int64_t>(inputs.size());
+  r.rewrite(id, "AddN", std::move(inputs), std::move(controls), {{"N", count}, {"T", t}});
+  r.remove(dropped);
+  r.record(id, "rewritten", fmt::format("a chain of Adds is AddN of {}", count));
+  return true;
+}
+
 }  // namespace
 
 Expected<Graph> simplify_arithmetic(const Graph& g, const OptimizeOptions& options) {
   return until_fixed_point(g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) -> Expected<Graph> {
     TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(current, o, "arithmetic"));
+    // Static shapes, for chains of Adds (inferred only when there is one).
+    std::optional<ShapeMap> shapes;
+    for (const Node& n : current.nodes()) {
+      if (!is_add(n.op) || n.inputs.empty()) continue;
+      const Node& in = current.node(n.inputs[0].node);
+      if (!is_add(in.op) && in.op != "AddN") continue;
+      auto inferred = infer_shapes(current);
+      if (inferred.ok()) shapes = std::move(inferred).value();
+      break;
+    }
     for (NodeId id : topological_order(current)) {
       if (r.removed(id)) continue;
       const Node& n = r.node(id);
       if (n.def == nullptr || node_role(n) != ops::OpRole::ordinary) continue;
       if (identity_rewrite(r, id) || negated_comparison(r, id) || scalars_first(r, id) || factor(r, id)) continue;
+      add_chain(r, id, shapes ? &*shapes : nullptr);
     }
     *changes = r.num_changes();
     if (*changes == 0) return current;

@@ -8,6 +8,10 @@
 // and dead exactly when the node was (deadness_controls): the node's own,
 // and for each input the Enter it read or the Const's control inputs.
 //
+// Shape, Size and Rank of a tensor whose static shape is known (graph/
+// shape_inference.hpp) fold too, waiting on the tensor's node through a
+// control input (the tensor is still computed; only its shape is known).
+//
 // Never folded: stateful, random and blocking ops, control-flow and
 // transfer primitives, function calls, placeholders, ops on refs or
 // resources, outputs of variant dtype (TensorLists have no Const form),
@@ -15,6 +19,8 @@
 // kernel fails on its constant inputs (the step reports that error at run
 // time, where it always did).
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -22,6 +28,7 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/optimize/topological.hpp"
+#include "graph/shape_inference.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"
 
@@ -66,10 +73,72 @@ std::optional<std::vector<ops::Tensor>> evaluate(const Node& n, std::vector<ops:
   return outputs;
 }
 
+bool fully_known(const ops::PartialShape& s) {
+  if (s.unknown_rank) return false;
+  for (int64_t d : s.dims)
+    if (d < 0) return false;
+  return true;
+}
+
+// The value of Shape, Size or Rank of an input whose static shape is known
+// (graph/shape_inference.hpp); nullopt otherwise.
+std::optional<ops::Tensor> shape_value(const Node& n, const ops::PartialShape& s) {
+  if (n.op == "Rank") {
+    if (s.unknown_rank) return std::nullopt;
+    return ops::Tensor::scalar<int32_t>(static_cast<int32_t>(s.dims.size()));
+  }
+  if (!fully_known(s) || n.output_types.empty()) return std::nullopt;
+  const DType out = ops::base_dtype(n.output_types[0]);
+  if (out != DType::int32 && out != DType::int64) return std::nullopt;
+  if (n.op == "Size") {
+    int64_t size = 1;
+    for (int64_t d : s.dims) size *= d;
+    if (out == DType::int32) {
+      if (size > std::numeric_limits<int32_t>::max()) return std::nullopt;
+      return ops::Tensor::scalar<int32_t>(static_cast<int32_t>(size));
+    }
+    return ops::Tensor::scalar<int64_t>(size);
+  }
+  if (n.op == "Shape") {
+    if (out == DType::int64) return ops::Tensor::vector<int64_t>(s.dims);
+    std::vector<int32_t> dims;
+    for (int64_t d : s.dims) {
+      if (d > std::numeric_limits<int32_t>::max()) return std::nullopt;
+      dims.push_back(static_cast<int32_t>(d));
+    }
+    return ops::Tensor::vector<int32_t>(dims);
+  }
+  return std::nullopt;
+}
+
 Expected<Graph> fold_round(const Graph& g, const OptimizeOptions& options, int* changes) {
   TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(g, options, "constant_folding"));
+  // Static shapes, for Shape, Size and Rank; none when the graph has no
+  // such node or its shapes contradict each other.
+  std::optional<ShapeMap> shapes;
+  for (const Node& n : g.nodes())
+    if ((n.op == "Shape" || n.op == "Size" || n.op == "Rank") && !is_pinned(n)) {
+      auto inferred = infer_shapes(g);
+      if (inferred.ok()) shapes = std::move(inferred).value();
+      break;
+    }
   for (NodeId id : topological_order(g)) {
     const Node& n = r.node(id);
+    if (shapes && (n.op == "Shape" || n.op == "Size" || n.op == "Rank") && n.inputs.size() == 1 && !is_pinned(n) &&
+        !n.input_types.empty() && ops::base_dtype(n.input_types[0]) != DType::variant &&
+        ops::base_dtype(n.input_types[0]) != DType::resource) {
+      const Endpoint in = n.inputs[0];
+      if (auto v = shape_value(n, shapes->at(in).shape)) {
+        std::vector<NodeId> controls = deadness_controls(r, id, {in});
+        ops::AttrMap attrs;
+        attrs["dtype"] = v->dtype();
+        attrs["value"] = ops::AttrValue(ops::Tensor(*v));
+        const std::string what = v->debug_string(8);
+        r.rewrite(id, "Const", {}, std::move(controls), std::move(attrs));
+        r.record(id, "folded", what + " (static shape)");
+        continue;
+      }
+    }
     if (n.inputs.empty() || is_pinned(n) || !foldable_types(n)) continue;
     std::vector<ops::Tensor> inputs;
     bool known = true;

@@ -131,8 +131,16 @@ class ProgramGenerator {
       }
       case 7:
         return small(b.maximum(expr(pool, depth, budget - 1), pick(pool)));
-      case 8:
-        return b.minimum(pick(pool), b.scalar<int32_t>(50));
+      case 8: {
+        if (below(2) == 0) return b.minimum(pick(pool), b.scalar<int32_t>(50));
+        // Shapes known statically: Size, Rank and Shape of a filled vector.
+        Output v = expr(pool, depth, budget - 1);
+        Output filled = b.fill(b.vector<int32_t>({static_cast<int32_t>(below(3)) + 1}), v);
+        Output size = b.op1("Size", {filled});
+        Output rank = b.op1("Rank", {v});
+        Output dims = b.reduce_sum(b.shape(filled), b.vector<int32_t>({0}));
+        return b.add(b.add(v, size), b.add(rank, dims));
+      }
       case 9:
       case 10:
         return cond(pool, depth, budget);

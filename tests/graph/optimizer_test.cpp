@@ -211,6 +211,32 @@ BOOST_AUTO_TEST_CASE(matmul_bias_add_relu_fuse_under_the_last_name) {
   BOOST_TEST(count_op(f2, "Relu") == 1);
 }
 
+BOOST_AUTO_TEST_CASE(static_shapes_fold_and_make_chains_of_adds_one_addn) {
+  GraphBuilder b;
+  Output x = b.placeholder(ops::DType::float32, {false, {2, 3}}, "x");
+  Output y = b.placeholder(ops::DType::float32, {false, {2, 3}}, "y");
+  Output u = b.placeholder(ops::DType::float32, {true, {}}, "u");  // shape unknown
+  b.identity(b.shape(x, "sx"), "shape_x");
+  b.identity(b.op1("Size", {x}, {}, "nx"), "size_x");
+  b.identity(b.shape(u, "su"), "shape_u");
+  b.identity(b.add(b.add(x, y, "a1"), x, "a2"), "sum");
+  b.identity(b.add(b.add(x, u, "b1"), y, "b2"), "sum_u");  // u may broadcast: stays
+  Graph g = finish(b);
+  const std::set<std::string> keep = {"x", "y", "u", "shape_x", "size_x", "shape_u", "sum", "sum_u"};
+  Graph f = run_pass(g, "constant_folding", keep);
+  BOOST_TEST(node(f, "sx").op == "Const");
+  BOOST_TEST(node(f, "sx").attr<ops::Tensor>("value")->values_string() == ops::Tensor::vector<int32_t>({2, 3}).values_string());
+  BOOST_TEST(node(f, "nx").attr<ops::Tensor>("value")->scalar_value<int32_t>() == 6);
+  BOOST_TEST(node(f, "su").op == "Shape");
+  // x stays a dependency: the folded Shape waits on it.
+  BOOST_TEST(node(f, "sx").control_inputs.size() == 1u);
+  Graph a = run_pass(g, "arithmetic", keep);
+  BOOST_TEST(node(a, "a2").op == "AddN");
+  BOOST_TEST(node(a, "a2").inputs.size() == 3u);
+  BOOST_TEST(find(a, "a1") == kNoNode);
+  BOOST_TEST(node(a, "b2").op == "AddV2");
+}
+
 BOOST_AUTO_TEST_CASE(kept_nodes_survive_and_unneeded_ones_go) {
   GraphBuilder b;
   Output x = b.placeholder(ops::DType::int32, {false, {}}, "x");
