@@ -13,6 +13,9 @@ namespace tagflow::graph::optimize {
 Expected<Graph> select_implementations_pass(const Graph& g, const OptimizeOptions& options) {
   Graph out = g;
   const int n = select_implementations(&out);
+  // Unchanged: the input, whose library copies share (select_implementations
+  // made `out` a library of its own).
+  if (n == 0) return g;
   if (n > 0 && options.changes != nullptr)
     options.changes->push_back({"implementation_selection", "", "rewritten",
                                 fmt::format("{} call(s) pointed at the CPU implementation", n)});
