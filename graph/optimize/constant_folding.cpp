@@ -59,19 +59,6 @@ bool foldable_types(const Node& n) {
   return true;
 }
 
-// Runs the node's kernel on `inputs`; nullopt when it cannot or fails.
-std::optional<std::vector<ops::Tensor>> evaluate(const Node& n, std::vector<ops::Tensor> inputs) {
-  ops::KernelInit init{n.name, n.attrs, n.input_types, n.output_types};
-  auto kernel = n.def->make_kernel(init);
-  if (!kernel.ok() || (*kernel)->may_block()) return std::nullopt;
-  std::vector<ops::Tensor> outputs(n.output_types.size());
-  ops::KernelContext ctx(inputs.data(), static_cast<int>(inputs.size()), outputs.data(),
-                         static_cast<int>(outputs.size()));
-  if (!(*kernel)->compute(ctx).ok() || ctx.would_block()) return std::nullopt;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (!outputs[i].valid() || outputs[i].dtype() != ops::base_dtype(n.output_types[i])) return std::nullopt;
-  return outputs;
-}
 
 bool fully_known(const ops::PartialShape& s) {
   if (s.unknown_rank) return false;
@@ -151,7 +138,7 @@ Expected<Graph> fold_round(const Graph& g, const OptimizeOptions& options, int* 
       inputs.push_back(*v);
     }
     if (!known) continue;
-    auto outputs = evaluate(n, std::move(inputs));
+    auto outputs = evaluate_kernel(n, std::move(inputs));
     if (!outputs) continue;
     int64_t bytes = 0;
     for (const ops::Tensor& t : *outputs) bytes += static_cast<int64_t>(std::max(t.byte_size(), t.heap_bytes()));

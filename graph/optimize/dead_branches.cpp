@@ -251,16 +251,8 @@ struct EntryEval {
         if (!x) return std::nullopt;
         inputs.push_back(*x);
       }
-      ops::KernelInit init{n.name, n.attrs, n.input_types, n.output_types};
-      auto kernel = n.def->make_kernel(init);
-      if (kernel.ok() && !(*kernel)->may_block()) {
-        std::vector<ops::Tensor> outputs(n.output_types.size());
-        ops::KernelContext ctx(inputs.data(), static_cast<int>(inputs.size()), outputs.data(),
-                               static_cast<int>(outputs.size()));
-        if ((*kernel)->compute(ctx).ok() && !ctx.would_block() && static_cast<size_t>(e.port) < outputs.size() &&
-            outputs[static_cast<size_t>(e.port)].valid())
-          v = outputs[static_cast<size_t>(e.port)];
-      }
+      auto outputs = evaluate_kernel(n, std::move(inputs));
+      if (outputs && static_cast<size_t>(e.port) < outputs->size()) v = (*outputs)[static_cast<size_t>(e.port)];
     }
     if (v) memo[{e.node, e.port}] = *v;
     return v;

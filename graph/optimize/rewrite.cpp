@@ -6,6 +6,7 @@
 
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
+#include "ops/kernel.hpp"
 #include "ops/op_def.hpp"
 
 namespace tagflow::graph::optimize {
@@ -193,6 +194,19 @@ Expected<Graph> Rewriter::finish() {
   if (!s.ok())
     return Status(Error::internal, fmt::format("optimize pass '{}' made an invalid graph: {}", pass_, s.message()));
   return out;
+}
+
+std::optional<std::vector<ops::Tensor>> evaluate_kernel(const Node& n, std::vector<ops::Tensor> inputs) {
+  ops::KernelInit init{n.name, n.attrs, n.input_types, n.output_types};
+  auto kernel = n.def->make_kernel(init);
+  if (!kernel.ok() || (*kernel)->may_block()) return std::nullopt;
+  std::vector<ops::Tensor> outputs(n.output_types.size());
+  ops::KernelContext ctx(inputs.data(), static_cast<int>(inputs.size()), outputs.data(),
+                         static_cast<int>(outputs.size()));
+  if (!(*kernel)->compute(ctx).ok() || ctx.would_block()) return std::nullopt;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!outputs[i].valid() || outputs[i].dtype() != ops::base_dtype(n.output_types[i])) return std::nullopt;
+  return outputs;
 }
 
 bool is_pinned(const Node& n) {

@@ -5,6 +5,7 @@
 // (kept, stateful, a known constant, deadness-preserving control inputs).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,11 @@ class Rewriter {
 // random, a control-flow or transfer primitive, a function call, or an op
 // tagflow does not know.
 bool is_pinned(const Node& n);
+// Runs the node's own kernel on `inputs`, as a step would: every output,
+// or nullopt when the kernel cannot be made, may block, fails or leaves an
+// output unset or of another dtype. For passes that compute a node before
+// the step (constant folding, a loop's predicate on entry).
+std::optional<std::vector<ops::Tensor>> evaluate_kernel(const Node& n, std::vector<ops::Tensor> inputs);
 // The value a node's output holds whatever its inputs: a Const's value
 // (nullptr for anything else).
 const ops::Tensor* const_value(const Node& n);
