@@ -102,7 +102,15 @@ Expected<Body> instantiate_body(const Graph& outer, const ops::NameAttrList& cal
   return b;
 }
 
-Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOptions& options) {
+std::set<int> wanted_resources(const GradContext& ctx, int first) {
+  std::set<int> out;
+  for (int i = first; i < ctx.num_inputs(); ++i)
+    if (ctx.input_type(i) == DType::resource && ctx.wants(i)) out.insert(i - first);
+  return out;
+}
+
+Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOptions& options,
+                     const std::set<int>& resources) {
   TF_ASSIGN_OR_RETURN(ControlFlowInfo cf, analyze_control_flow(b.g));
   if (cf.frames.size() > 1)
     return Status(Error::unimplemented,
@@ -127,7 +135,8 @@ Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOp
   std::vector<Endpoint> xs;
   std::vector<size_t> which;
   for (size_t i = 0; i < b.args.size(); ++i) {
-    if (!gradient_flows(out_type(b.g, {b.args[i], 0}))) continue;
+    const DType t = out_type(b.g, {b.args[i], 0});
+    if (!gradient_flows(t) && !(t == DType::resource && resources.count(static_cast<int>(i)))) continue;
     xs.push_back({b.args[i], 0});
     which.push_back(i);
   }
@@ -340,6 +349,7 @@ struct Layout {
   std::vector<int> read_args;   // arguments passed to the gradient op
   std::vector<int> grad_args;   // arguments it returns gradients for
   std::vector<DType> arg_types;
+  std::vector<DType> grad_types;  // arg_types, with a resource's value dtype
   bool optionals() const { return branches_kind(kind); }
 };
 
@@ -395,6 +405,11 @@ Expected<tensorflow::FunctionDef> gradient_function(const Body& b, size_t index,
     NodeId zeros = kNoNode;
     if (t == DType::variant) {
       TF_ASSIGN_OR_RETURN(zeros, w.add("zeros_" + std::to_string(a), "OptionalNone", {}));
+    } else if (t == DType::resource) {
+      const DType value = l.grad_types[static_cast<size_t>(a)];
+      TF_ASSIGN_OR_RETURN(Endpoint arg, copy.resolve({b.args[static_cast<size_t>(a)], 0}));
+      TF_ASSIGN_OR_RETURN(NodeId read, w.add("read_" + std::to_string(a), "ReadVariableOp", {{"dtype", value}}, {arg}));
+      TF_ASSIGN_OR_RETURN(zeros, w.add("zeros_" + std::to_string(a), "ZerosLike", {{"T", value}}, {{read, 0}}));
     } else {
       TF_ASSIGN_OR_RETURN(Endpoint arg, copy.resolve({b.args[static_cast<size_t>(a)], 0}));
       TF_ASSIGN_OR_RETURN(zeros, w.add("zeros_" + std::to_string(a), "ZerosLike", {{"T", t}}, {arg}));
@@ -459,6 +474,8 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
     }
   if (l.dy_ports.empty() || num_args <= 0) return ok_status();
   for (int a = 0; a < num_args; ++a) l.arg_types.push_back(ctx.input_type(selector + a));
+  l.grad_types = l.arg_types;
+  const std::set<int> resources = wanted_resources(ctx, selector);
 
   std::vector<Body> bodies;
   for (const auto& [role, callee] : called) {
@@ -471,7 +488,7 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
     if (static_cast<int>(b->rets.size()) > num_out)
       return Status(Error::invalid_graph, where + "returns " + std::to_string(b->rets.size()) +
                                               " results, the node has " + std::to_string(num_out) + " outputs");
-    TF_RETURN_IF_ERROR(differentiate(*b, l.dy_ports, options).with_prefix(where));
+    TF_RETURN_IF_ERROR(differentiate(*b, l.dy_ports, options, resources).with_prefix(where));
     g.mutable_library() = b->g.library();  // with the functions its gradient made
     bodies.push_back(std::move(b).value());
   }
@@ -479,7 +496,12 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
   std::set<int> read;
   for (int a = 0; a < num_args; ++a) {
     bool any = false;
-    for (const Body& b : bodies) any = any || b.dxs[static_cast<size_t>(a)].node != kNoNode;
+    for (const Body& b : bodies) {
+      const Endpoint dx = b.dxs[static_cast<size_t>(a)];
+      if (dx.node == kNoNode) continue;
+      any = true;
+      l.grad_types[static_cast<size_t>(a)] = out_type(b.g, dx);  // a resource's: its value's
+    }
     if (!any) continue;
     l.grad_args.push_back(a);
     for (const Body& b : bodies)
@@ -553,7 +575,7 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
     inputs.push_back(v);
   }
   std::vector<DType> tout;
-  for (int a : l.grad_args) tout.push_back(l.arg_types[static_cast<size_t>(a)]);
+  for (int a : l.grad_args) tout.push_back(l.grad_types[static_cast<size_t>(a)]);
   bool stateful = false;
   for (const std::string& f : grad_fns) {
     FunctionLibrary lib(g.library());

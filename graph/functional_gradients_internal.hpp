@@ -61,8 +61,15 @@ Expected<Body> instantiate_body(const Graph& outer, const ops::NameAttrList& cal
 
 // Adds the gradient Placeholders of results `dy_ports` and the gradient of
 // those results with respect to the arguments (those whose dtype
-// gradient_flows), and records what the gradient reads of the forward body.
-Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOptions& options);
+// gradient_flows, and the resource arguments in `resources`: the gradient
+// of what the body reads of the variable), and records what the gradient
+// reads of the forward body.
+Status differentiate(Body& b, const std::vector<int>& dy_ports, const GradientOptions& options,
+                     const std::set<int>& resources = {});
+
+// The resource inputs of a functional node whose gradient is wanted
+// (numbered from `first`, the first argument input).
+std::set<int> wanted_resources(const GradContext& ctx, int first);
 
 // A function graph being written from the nodes of a body graph: names
 // are kept unless taken in either.

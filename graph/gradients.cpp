@@ -186,8 +186,11 @@ struct Backprop {
       case OpRole::switch_op:
       case OpRole::next_iteration: return true;
       default: {
+        // A function reading the variable inside gives the resource
+        // argument the gradient of what it read.
         const std::string& op = g.node(dst).op;
-        return op == "ReadVariableOp" || op == "Identity";
+        return op == "ReadVariableOp" || op == "Identity" ||
+               (options.functional && is_functional_gradient_op(g.node(dst), g));
       }
     }
   }
@@ -525,6 +528,10 @@ DType GradContext::input_type(int i) const {
   return ops::base_dtype(bp_.type_of(node().inputs[static_cast<size_t>(i)]));
 }
 DType GradContext::output_type(int i) const { return ops::base_dtype(bp_.type_of({node_, i})); }
+bool GradContext::wants(int i) const {
+  const Endpoint e = node().inputs[static_cast<size_t>(i)];
+  return bp_.between[static_cast<size_t>(e.node)] && bp_.flows(e, node_);
+}
 const std::string& GradContext::scope() const { return bp_.scope; }
 Graph& GradContext::graph() { return bp_.g; }
 Node& GradContext::mutable_node() { return bp_.g.mutable_node(node_); }
@@ -844,6 +851,11 @@ Status Backprop::process(NodeId id) {
       for (int k = 0; k < 2; ++k) {
         if (d[k]) continue;
         TF_ASSIGN_OR_RETURN(Endpoint value, real({id, k}, ctx));
+        if (ops::base_dtype(type_of(value)) == DType::resource) {
+          // A variable's gradient is its value's: zeros of what it holds.
+          const DType held = ops::base_dtype(type_of(*d[1 - k]));
+          TF_ASSIGN_OR_RETURN(value, add1("ReadVariableOp", {value}, {{"dtype", held}}, {}, "read"));
+        }
         TF_ASSIGN_OR_RETURN(d[k], add1("ZerosLike", {value}, {}, {}, k ? "zeros_true" : "zeros_false"));
       }
       TF_ASSIGN_OR_RETURN(Endpoint merged, add1("Merge", {*d[0], *d[1]}, {}, {}, "cond_grad"));

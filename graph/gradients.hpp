@@ -62,6 +62,9 @@ class GradContext {
   int num_outputs() const;
   DType input_type(int i) const;   // base dtypes
   DType output_type(int i) const;
+  // Whether a gradient is wanted for input i: its value lies on a path
+  // from an x to a y. (Resource inputs get one only when wanted.)
+  bool wants(int i) const;
 
   // The summed gradient of output i, or nullopt if none flows into it.
   std::optional<Endpoint> dy(int i);

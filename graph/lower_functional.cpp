@@ -73,6 +73,25 @@ struct Callee {
   std::vector<DType> inputs, outputs;
 };
 
+// Whether body `f`, whose inputs and outputs are `n` single tensors,
+// returns argument i as its result i, directly or through an Identity.
+bool passes_through(const tensorflow::FunctionDef& f, size_t i, size_t n) {
+  const auto& sig = f.signature();
+  if (static_cast<size_t>(sig.input_arg_size()) != n || static_cast<size_t>(sig.output_arg_size()) != n) return false;
+  for (const auto& a : sig.input_arg())
+    if (!a.number_attr().empty() || !a.type_list_attr().empty()) return false;
+  for (const auto& a : sig.output_arg())
+    if (!a.number_attr().empty() || !a.type_list_attr().empty()) return false;
+  const auto ret = f.ret().find(sig.output_arg(static_cast<int>(i)).name());
+  if (ret == f.ret().end()) return false;
+  const std::string& arg = sig.input_arg(static_cast<int>(i)).name();
+  if (ret->second == arg) return true;
+  const std::string node = ret->second.substr(0, ret->second.find(':'));
+  for (const auto& def : f.node_def())
+    if (def.name() == node) return def.op() == "Identity" && def.input_size() >= 1 && def.input(0) == arg;
+  return false;
+}
+
 class Lowering {
  public:
   // `names` holds every name of the graph being lowered and gets the new
@@ -426,6 +445,24 @@ class Lowering {
       const std::string sw = add(x, name + "/switch_" + k, "Switch", t, {merges[i], {loop_cond, 0}});
       exits.push_back({add(x, name + "/exit_" + k, "Exit", t, {{sw, 0}}), 0});
       body_in.push_back({sw, 1});
+    }
+    // A variable the body passes through unchanged is read in the body from
+    // a loop-invariant Enter, as TensorFlow 1's while_loop captures it, so
+    // gradients with respect to it are summed over the iterations like a
+    // captured tensor's. The body reads it gated by the Switch's taken
+    // output, so it runs in exactly the iterations it ran in before.
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (ops::base_dtype(types[i]) != DType::resource || !passes_through(*body.def, i, types.size())) continue;
+      const std::string k = std::to_string(i);
+      const AttrMap t = {{"T", DType::resource}};
+      AttrMap enter_attrs = t;
+      enter_attrs["frame_name"] = name;
+      enter_attrs["is_constant"] = true;
+      enter_attrs["parallel_iterations"] = parallel;
+      const std::string invariant =
+          add(x, name + "/invariant_" + k, "Enter", enter_attrs, {x.spec.inputs[i]}, x.spec.control_inputs);
+      const std::string pivot = add(x, name + "/pivot_" + k, "Identity", t, {body_in[i]});
+      body_in[i] = {add(x, name + "/read_" + k, "Identity", t, {{invariant, 0}}, {pivot}), 0};
     }
     const std::string body_call = add_call(x, name + "/body", "body", body_f, body_in);
     for (size_t i = 0; i < types.size(); ++i)

@@ -37,6 +37,11 @@ struct Plan {
   std::vector<Endpoint> accumulated;  // body values pushed every iteration
   std::vector<DType> accumulated_types;
   std::vector<int> invariants;        // passed-through loop variables the gradient reads
+  // Resource loop variables (captured variables) whose reads in the body
+  // get a gradient: summed over the iterations by a loop variable of the
+  // gradient While, of the variable's value dtype.
+  std::vector<int> resources;
+  std::vector<DType> resource_types;
 };
 
 bool passes_through(const Body& b, size_t i) { return b.rets[i] == Endpoint{b.args[i], 0}; }
@@ -166,6 +171,14 @@ Expected<tensorflow::FunctionDef> gradient_body(const Body& b, const Plan& p, co
   }
   for (NodeId pop : pops) spec.rets.push_back({pop, 0});
   for (NodeId id : invariants) spec.rets.push_back({id, 0});
+  for (size_t k = 0; k < p.resources.size(); ++k) {
+    const DType t = p.resource_types[k];
+    TF_ASSIGN_OR_RETURN(NodeId sum, w.add("variable_gradient", "Placeholder", {{"dtype", t}}));
+    spec.args.push_back(sum);
+    TF_ASSIGN_OR_RETURN(Endpoint dx, copy.resolve(b.dxs[static_cast<size_t>(p.resources[k])]));
+    TF_ASSIGN_OR_RETURN(NodeId added, w.add("variable_gradient_sum", "AddV2", {{"T", t}}, {{sum, 0}, dx}));
+    spec.rets.push_back({added, 0});
+  }
   return finish_function(w.out, std::move(spec), options);
 }
 
@@ -220,6 +233,7 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
   if (!any || p.grads.empty()) return ok_status();
 
   const std::string where = "body " + quoted(body->name) + ": ";
+  const std::set<int> resources = wanted_resources(ctx, 0);
   // A list loop variable whose output has no gradient may still carry one
   // from an iteration to the one before (a gradient While differentiated
   // again pushes what it popped): it then starts from zeros of the list,
@@ -233,10 +247,10 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
       return Status(Error::invalid_graph, where + "takes " + std::to_string(b.args.size()) + " arguments and returns " +
                                               std::to_string(b.rets.size()) + " results for " + std::to_string(n) +
                                               " loop variables");
-    TF_RETURN_IF_ERROR(differentiate(b, p.grads, options).with_prefix(where));
+    TF_RETURN_IF_ERROR(differentiate(b, p.grads, options, resources).with_prefix(where));
     bool added = false;
     for (int i = 0; i < n; ++i) {
-      if (b.dxs[static_cast<size_t>(i)].node == kNoNode ||
+      if (b.dxs[static_cast<size_t>(i)].node == kNoNode || resources.count(i) ||
           std::find(p.grads.begin(), p.grads.end(), i) != p.grads.end())
         continue;
       if (p.types[static_cast<size_t>(i)] != DType::variant || attempt > 0)
@@ -252,6 +266,15 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
   }
   g.mutable_library() = b.g.library();  // with the functions its gradient made
 
+  for (int i : resources) {
+    const Endpoint dx = b.dxs[static_cast<size_t>(i)];
+    if (dx.node == kNoNode) continue;
+    if (!passes_through(b, static_cast<size_t>(i)))
+      return Status(Error::unimplemented, where + "resource loop variable " + std::to_string(i) +
+                                              " is not passed through unchanged: its gradient is not built");
+    p.resources.push_back(i);
+    p.resource_types.push_back(out_type(b.g, dx));
+  }
   for (const Endpoint& e : b.intermediates) p.accumulated.push_back(e);
   for (int i : b.read_args) {
     if (passes_through(b, static_cast<size_t>(i))) {
@@ -325,6 +348,13 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
     inputs.push_back(v);
     types.push_back(p.types[static_cast<size_t>(i)]);
   }
+  for (size_t k = 0; k < p.resources.size(); ++k) {
+    TF_ASSIGN_OR_RETURN(Endpoint handle, ctx.input(p.resources[k]));
+    TF_ASSIGN_OR_RETURN(Endpoint value, ctx.op1("ReadVariableOp", {handle}, {{"dtype", p.resource_types[k]}}));
+    TF_ASSIGN_OR_RETURN(Endpoint zeros, ctx.op1("ZerosLike", {value}));
+    inputs.push_back(zeros);
+    types.push_back(p.resource_types[k]);
+  }
   const std::string grad_body = unique_function(g, body->name + "_grad");
   TF_RETURN_IF_ERROR(add_function(g, gradient_body(b, p, g, grad_body, options)).with_prefix(where));
   const std::string grad_cond = unique_function(g, body->name + "_grad_cond");
@@ -335,6 +365,8 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
   if (const int64_t* pi = forward.attr<int64_t>("parallel_iterations")) attrs["parallel_iterations"] = *pi;
   TF_ASSIGN_OR_RETURN(std::vector<Endpoint> outs, ctx.op(op, inputs, std::move(attrs), op));
   for (size_t k = 0; k < p.grads.size(); ++k) ctx.set(p.grads[k], outs[1 + k]);
+  const size_t first_resource = 1 + p.grads.size() + p.accumulated.size() + p.invariants.size();
+  for (size_t k = 0; k < p.resources.size(); ++k) ctx.set(p.resources[k], outs[first_resource + k]);
   return ok_status();
 }
 

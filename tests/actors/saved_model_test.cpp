@@ -411,6 +411,110 @@ BOOST_AUTO_TEST_CASE(keras_lstm_gradient_with_respect_to_its_input) {
   }
 }
 
+// The Keras LSTM's weights differentiated through its signature: the
+// variable handles are passed to the signature's StatefulPartitionedCall,
+// read inside nested functions, and the kernels enter the StatelessWhile
+// as captures. d sum(dense) / d (each weight) against central differences
+// of the signature with the variable assigned value ± h (a sample of
+// elements per weight), run as written and lowered.
+BOOST_AUTO_TEST_CASE(keras_lstm_gradients_with_respect_to_its_weights) {
+  const std::string dir = model_dir("keras_lstm_from_sequential");
+  const std::vector<std::string> weights{"lstm/lstm_cell/kernel", "lstm/lstm_cell/recurrent_kernel",
+                                         "lstm/lstm_cell/bias", "dense/kernel", "dense/bias"};
+  const int steps = 5, features = 3, batch = 2;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Tensor x(ops::DType::float32, Shape({batch, steps, features}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.mutable_data<float>()[i] = u(rng);
+  std::string input, y;
+  std::vector<std::string> dws;
+  actors::SavedModelOptions o;
+  o.transform = [&](graph::Graph* g, const graph::MetaGraphInfo& info) -> ops::Status {
+    TF_ASSIGN_OR_RETURN(const graph::Signature* sig, actors::find_signature(info, "serving_default"));
+    input = sig->inputs[0].tensor;
+    y = sig->outputs[0].tensor;
+    graph::ValidateOptions v;
+    v.allow_unknown_ops = true;
+    // Per weight: a Placeholder `<w>/value` and `<w>/assign` to set it.
+    for (const std::string& w : weights) {
+      const graph::NodeId handle = g->find(w);
+      if (handle == graph::kNoNode) return ops::Status(ops::Error::not_found, "no variable " + w);
+      graph::Node value;
+      value.name = w + "/value";
+      value.op = "Placeholder";
+      value.attrs = {{"dtype", ops::DType::float32}};
+      TF_ASSIGN_OR_RETURN(graph::NodeId value_id, g->add_node(std::move(value)));
+      graph::Node assign;
+      assign.name = w + "/assign";
+      assign.op = "AssignVariableOp";
+      assign.attrs = {{"dtype", ops::DType::float32}};
+      assign.inputs = {{handle, 0}, {value_id, 0}};
+      TF_RETURN_IF_ERROR(g->add_node(std::move(assign)).status());
+    }
+    TF_RETURN_IF_ERROR(graph::validate(*g, v));
+    TF_ASSIGN_OR_RETURN(graph::Endpoint out, graph::parse_endpoint(*g, y));
+    std::vector<graph::Endpoint> xs;
+    for (const std::string& w : weights) xs.push_back({g->find(w), 0});
+    graph::GradientOptions go;
+    go.functional = true;
+    TF_ASSIGN_OR_RETURN(graph::GradientResult r, graph::gradients(*g, {out}, xs, {}, go));
+    for (const graph::Endpoint& d : r.dxs) {
+      if (d.node == graph::kNoNode) return ops::Status(ops::Error::internal, "a weight got no gradient");
+      dws.push_back(g->endpoint_name(d));
+    }
+    return ops::ok_status();
+  };
+  for (bool lower : {false, true}) {
+    BOOST_TEST_CONTEXT((lower ? "lowered" : "as written")) {
+      o.session.lower_functional = lower;
+      auto model = load(dir, testing::modes()[2], o);
+      auto run = [&](const std::vector<std::string>& fetches) {
+        auto r = model->session().run({{input, x}}, fetches);
+        BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+        return std::move(r).value();
+      };
+      auto assign = [&](const std::string& w, const Tensor& value) {
+        auto r = model->session().run({{w + "/value", value}}, {}, {w + "/assign"});
+        BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+      };
+      auto sum_of_y = [&] {
+        const Tensor t = run({y})[0];
+        double s = 0;
+        for (int64_t i = 0; i < t.num_elements(); ++i) s += t.data<float>()[i];
+        return s;
+      };
+      const std::vector<Tensor> got = run(dws);
+      for (size_t k = 0; k < weights.size(); ++k) {
+        BOOST_TEST_CONTEXT(weights[k]) {
+          const Tensor original = run({weights[k] + "/Read/ReadVariableOp"})[0];
+          BOOST_REQUIRE(got[k].shape() == original.shape());
+          const float h = 1e-2f;
+          double worst = 0;
+          std::uniform_int_distribution<int64_t> pick(0, original.num_elements() - 1);
+          for (int sample = 0; sample < 8; ++sample) {
+            const int64_t e = pick(rng);
+            std::vector<float> up(original.data<float>(), original.data<float>() + original.num_elements()),
+                down = up;
+            up[static_cast<size_t>(e)] += h;
+            down[static_cast<size_t>(e)] -= h;
+            assign(weights[k], Tensor::from_vector<float>(original.shape(), up));
+            const double fu = sum_of_y();
+            assign(weights[k], Tensor::from_vector<float>(original.shape(), down));
+            const double fd = (fu - sum_of_y()) / (2.0 * h);
+            assign(weights[k], original);
+            const double g = got[k].data<float>()[e];
+            worst = std::max(worst, std::abs(fd - g));
+            BOOST_TEST(std::abs(g - fd) <= 2e-3 * std::max(1.0, std::abs(fd)),
+                       "d/d" << weights[k] << "[" << e << "] = " << g << " vs finite differences " << fd);
+          }
+          BOOST_TEST_MESSAGE("Keras LSTM d/d " << weights[k] << ": largest difference from finite differences "
+                                              << worst);
+        }
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(bad_checkpoints_and_requests_are_errors_that_name_what_is_wrong) {
   TempDir tmp;
   const testing::Mode m = testing::modes()[2];
