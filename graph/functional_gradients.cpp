@@ -452,11 +452,12 @@ Expected<tensorflow::FunctionDef> forward_function(const Body& b, size_t index, 
 }  // namespace
 
 bool is_functional_gradient_op(const Node& n, const Graph& g) {
-  return kind_of(n, g) != Kind::none || n.op == "While" || n.op == "StatelessWhile";
+  return kind_of(n, g) != Kind::none || n.op == "While" || n.op == "StatelessWhile" || n.op == "For";
 }
 
 Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
   if (ctx.node().op == "While" || ctx.node().op == "StatelessWhile") return while_gradient(ctx, options);
+  if (ctx.node().op == "For") return for_gradient(ctx, options);
   Graph& g = ctx.graph();
   const Node forward = ctx.node();  // a copy: the node is rewritten below
   Layout l;

@@ -123,4 +123,9 @@ namespace tagflow::graph {
 // as functional_gradient() for the other functional ops.
 Status while_gradient(GradContext& ctx, const GradientOptions& options);
 
+// The gradient of a For node: the node is rewritten as the While it is,
+// loop variables (vars..., i, limit, delta), whose gradient while_gradient
+// builds.
+Status for_gradient(GradContext& ctx, const GradientOptions& options);
+
 }  // namespace tagflow::graph

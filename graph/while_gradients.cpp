@@ -204,7 +204,113 @@ Status add_function(Graph& g, Expected<tensorflow::FunctionDef> f) {
   return ok_status();
 }
 
+// For's body as a While body: loop variables (vars..., i, limit, delta),
+// results (body(i, vars)..., i + delta, limit, delta).
+Expected<tensorflow::FunctionDef> for_body_as_while(Body& b, const Graph& outer, const std::string& name,
+                                                    const GradientOptions& options) {
+  b.forward = b.g.num_nodes();
+  Writer w = writer_for(b, outer);
+  TF_ASSIGN_OR_RETURN(auto at, copy_forward(b, w));
+  FunctionDefSpec spec;
+  spec.name = name;
+  spec.stateful = b.stateful;
+  for (size_t k = 1; k < b.args.size(); ++k) spec.args.push_back(at.at(b.args[k]));
+  const NodeId i = at.at(b.args[0]);
+  TF_ASSIGN_OR_RETURN(NodeId limit, w.add("limit", "Placeholder", {{"dtype", DType::int32}}));
+  TF_ASSIGN_OR_RETURN(NodeId delta, w.add("delta", "Placeholder", {{"dtype", DType::int32}}));
+  spec.args.insert(spec.args.end(), {i, limit, delta});
+  for (const Endpoint& r : b.rets) spec.rets.push_back({at.at(r.node), r.port});
+  TF_ASSIGN_OR_RETURN(NodeId next, w.add("next_index", "AddV2", {{"T", DType::int32}}, {{i, 0}, {delta, 0}}));
+  spec.rets.insert(spec.rets.end(), {{next, 0}, {limit, 0}, {delta, 0}});
+  return write(w, std::move(spec), b.control_rets, options);
+}
+
+// For's condition: i < limit counting up, i > limit counting down; a zero
+// delta fails the step at an Assert, as the For does, instead of never
+// ending.
+Expected<tensorflow::FunctionDef> for_cond_as_while(const Body& b, const std::vector<DType>& types, const Graph& outer,
+                                                    const std::string& for_node, const std::string& name,
+                                                    const GradientOptions& options) {
+  Writer w = writer_for(b, outer);
+  FunctionDefSpec spec;
+  spec.name = name;
+  for (DType t : types) {
+    TF_ASSIGN_OR_RETURN(NodeId id, w.add("loop_var", "Placeholder", {{"dtype", t}}));
+    spec.args.push_back(id);
+  }
+  const size_t n = types.size();
+  const Endpoint i{spec.args[n - 3], 0}, limit{spec.args[n - 2], 0}, delta{spec.args[n - 1], 0};
+  const ops::AttrMap i32{{"T", DType::int32}};
+  TF_ASSIGN_OR_RETURN(NodeId zero, w.add("zero", "Const", int32_const(0)));
+  TF_ASSIGN_OR_RETURN(NodeId up, w.add("counts_up", "Greater", i32, {delta, {zero, 0}}));
+  TF_ASSIGN_OR_RETURN(NodeId down, w.add("counts_down", "LogicalNot", {}, {{up, 0}}));
+  TF_ASSIGN_OR_RETURN(NodeId below, w.add("below_limit", "Less", i32, {i, limit}));
+  TF_ASSIGN_OR_RETURN(NodeId above, w.add("above_limit", "Greater", i32, {i, limit}));
+  TF_ASSIGN_OR_RETURN(NodeId more_up, w.add("more_up", "LogicalAnd", {}, {{up, 0}, {below, 0}}));
+  TF_ASSIGN_OR_RETURN(NodeId more_down, w.add("more_down", "LogicalAnd", {}, {{down, 0}, {above, 0}}));
+  TF_ASSIGN_OR_RETURN(NodeId more, w.add("more", "LogicalOr", {}, {{more_up, 0}, {more_down, 0}}));
+  TF_ASSIGN_OR_RETURN(NodeId nonzero, w.add("delta_nonzero", "NotEqual", i32, {delta, {zero, 0}}));
+  TF_ASSIGN_OR_RETURN(NodeId message, w.add("delta_message", "Const",
+                                            {{"dtype", DType::string},
+                                             {"value", ops::Tensor::string_scalar("For " + quoted(for_node) +
+                                                                                  ": delta must be non-zero")}}));
+  TF_ASSIGN_OR_RETURN(NodeId check, w.add("assert_delta", "Assert",
+                                          {{"T", type_list({DType::string})}, {"summarize", int64_t{3}}},
+                                          {{nonzero, 0}, {message, 0}}));
+  TF_ASSIGN_OR_RETURN(NodeId checked, w.add("checked", "Identity", {{"T", DType::boolean}}, {{more, 0}}));
+  w.out.mutable_node(checked).control_inputs.push_back(check);
+  spec.rets.push_back({checked, 0});
+  return finish_function(w.out, std::move(spec), options);
+}
+
 }  // namespace
+
+Status for_gradient(GradContext& ctx, const GradientOptions& options) {
+  Graph& g = ctx.graph();
+  const Node forward = ctx.node();
+  const int n = ctx.num_outputs();
+  const ops::NameAttrList* body = forward.attr<ops::NameAttrList>("body");
+  if (body == nullptr) return Status(Error::invalid_graph, "node " + quoted(forward.name) + " has no body function attr");
+  if (ctx.num_inputs() != n + 3)
+    return Status(Error::invalid_graph, "it has " + std::to_string(ctx.num_inputs()) + " inputs for " +
+                                            std::to_string(n) + " loop variables and start, limit, delta");
+  const std::string where = "body " + quoted(body->name) + ": ";
+  auto instantiated = instantiate_body(g, *body, options);
+  if (!instantiated.ok()) return instantiated.status().with_prefix(where);
+  Body b = std::move(instantiated).value();
+  if (static_cast<int>(b.args.size()) != n + 1 || static_cast<int>(b.rets.size()) != n)
+    return Status(Error::invalid_graph, where + "takes " + std::to_string(b.args.size()) + " arguments and returns " +
+                                            std::to_string(b.rets.size()) + " results for " + std::to_string(n) +
+                                            " loop variables");
+  // The For becomes the While it is, with the loop variables first so its
+  // outputs keep their ports: (vars..., i, limit, delta).
+  std::vector<DType> types;
+  for (int k = 0; k < n; ++k) types.push_back(ctx.input_type(3 + k));
+  types.insert(types.end(), 3, DType::int32);
+  const std::string while_body = unique_function(g, body->name + "_as_while");
+  TF_RETURN_IF_ERROR(add_function(g, for_body_as_while(b, g, while_body, options)).with_prefix(where));
+  const std::string while_cond = unique_function(g, body->name + "_as_while_cond");
+  TF_RETURN_IF_ERROR(add_function(g, for_cond_as_while(b, types, g, forward.name, while_cond, options)));
+  const std::string op = "While";  // its cond asserts
+  const ops::OpDef* def = (options.ops ? options.ops : &ops::OpRegistry::global())->find(op);
+  if (def == nullptr) return Status(Error::internal, "op " + op + " is not registered");
+  {
+    Node& fw = ctx.mutable_node();
+    std::vector<Endpoint> inputs(fw.inputs.begin() + 3, fw.inputs.end());
+    inputs.insert(inputs.end(), fw.inputs.begin(), fw.inputs.begin() + 3);
+    fw.inputs.assign(inputs.begin(), inputs.end());
+    std::vector<DType> input_types(fw.input_types.begin() + 3, fw.input_types.end());
+    input_types.insert(input_types.end(), fw.input_types.begin(), fw.input_types.begin() + 3);
+    fw.input_types = input_types;
+    fw.output_types = types;
+    ops::AttrMap attrs{{"T", type_list(types)}, {"cond", func(while_cond)}, {"body", func(while_body)}};
+    if (const int64_t* pi = forward.attr<int64_t>("parallel_iterations")) attrs["parallel_iterations"] = *pi;
+    fw.attrs = std::move(attrs);
+    fw.op = op;
+    fw.def = def;
+  }
+  return while_gradient(ctx, options);
+}
 
 Status while_gradient(GradContext& ctx, const GradientOptions& options) {
   Graph& g = ctx.graph();

@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <tuple>
 
 #include "graph/builder.hpp"
 #include "graph/gradients.hpp"
@@ -256,6 +257,46 @@ BOOST_AUTO_TEST_SUITE(functional_while_gradients)
 BOOST_AUTO_TEST_CASE(a_while_has_a_while_for_gradient) {
   for (int n : {0, 1, 5, 50}) {
     BOOST_TEST_CONTEXT(n << " iterations") { check_program(simple_loop(n), n != 50); }
+  }
+}
+
+// For(start, limit, delta): v = tanh(v) * x + i * 0.1 * v per index i,
+// then out = v * y; the index enters the body.
+Program for_loop(int start, int limit, int delta) {
+  GraphBuilder b(GraphBuilder::Style::tf2);
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output y = b.placeholder(DType::float64, kScalar, "y");
+  const std::string body = b.function("for_body", {DType::int32, DType::float64, DType::float64},
+                                      [](GraphBuilder& f, const Vars& a) {
+                                        Output i = f.op1("Cast", {a[0]}, {{"DstT", DType::float64}});
+                                        Output v = f.add(f.mul(tanh(f, a[1]), a[2]),
+                                                         f.mul(f.mul(i, f.scalar(0.1)), a[1]));
+                                        return Vars{v, a[2]};
+                                      });
+  Output v = b.for_loop(b.scalar<int32_t>(start), b.scalar<int32_t>(limit), b.scalar<int32_t>(delta), body,
+                        {y, x}, {"for"})[0];
+  return finish(b, {"x", "y"}, {scalar(0.6), scalar(-0.8)}, b.mul(v, y));
+}
+
+BOOST_AUTO_TEST_CASE(a_for_has_a_while_for_gradient) {
+  for (auto [start, limit, delta] : {std::tuple{0, 5, 1}, std::tuple{6, -1, -2}, std::tuple{3, 3, 1}}) {
+    BOOST_TEST_CONTEXT("For(" << start << ", " << limit << ", " << delta << ")") {
+      check_program(for_loop(start, limit, delta), true);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_fors_gradient_keeps_its_zero_delta_error) {
+  Program p = for_loop(0, 5, 0);
+  Differentiated d = differentiate(p.g, p.y, p.xs, true);
+  for (bool lower : {false, true}) {
+    actors::SessionOptions o;
+    o.lower_functional = lower;
+    auto s = make_session(d.g, modes()[2], o);
+    auto r = s->run(feeds_of(p, p.values), d.dxs);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.status().message().find("delta must be non-zero") != std::string::npos, r.status().to_string());
+    BOOST_TEST(s->run(feeds_of(p, p.values), {p.y}).ok() == false);  // the forward For itself fails too
   }
 }
 
