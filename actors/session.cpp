@@ -570,7 +570,7 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
     FunctionRuntimeOptions fo;
     fo.max_iterations = *impl->options.max_iterations;
     fo.max_depth = std::min(*impl->options.max_frame_depth, FunctionRuntimeOptions::kMaxCallDepth);
-    fo.several_devices = impl->devices.size() > 1;
+    fo.several_devices = impl->options.devices.size() > 1;
     impl->runtime = std::make_unique<FunctionRuntime>(impl->graph, fo);
     const FunctionRuntime* runtime = impl->runtime.get();
     impl->functions->set_keep([runtime](const graph::Node& n) { return runtime->runs_as_written(n); });

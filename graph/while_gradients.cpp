@@ -270,7 +270,8 @@ Status for_gradient(GradContext& ctx, const GradientOptions& options) {
   const Node forward = ctx.node();
   const int n = ctx.num_outputs();
   const ops::NameAttrList* body = forward.attr<ops::NameAttrList>("body");
-  if (body == nullptr) return Status(Error::invalid_graph, "node " + quoted(forward.name) + " has no body function attr");
+  if (body == nullptr)
+    return Status(Error::invalid_graph, "node " + quoted(forward.name) + " has no body function attr");
   if (ctx.num_inputs() != n + 3)
     return Status(Error::invalid_graph, "it has " + std::to_string(ctx.num_inputs()) + " inputs for " +
                                             std::to_string(n) + " loop variables and start, limit, delta");

@@ -275,6 +275,8 @@ BOOST_AUTO_TEST_CASE(bodies_with_v1_frames_or_other_devices_are_lowered_and_stil
       auto out = must_run(*s, {{"x", i32(4)}}, {"plain", "placed"});
       BOOST_TEST(out[0].scalar_value<int32_t>() == -4);
       BOOST_TEST(out[1].scalar_value<int32_t>() == -4);
+      // On two devices the body's node runs on the device it names.
+      BOOST_TEST(s->last_partitions().size() == static_cast<size_t>(devices));
     }
   }
 }

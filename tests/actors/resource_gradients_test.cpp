@@ -57,9 +57,8 @@ Program program(int which) {
   const std::vector<DType> args{DType::float64, DType::resource, DType::resource};
   std::vector<Output> parts;
   if (which & 1) {
-    const std::string inner = b.function("inner", {DType::float64, DType::resource}, [](GraphBuilder& f, const Vars& a) {
-      return Vars{f.mul(a[0], read(f, a[1]))};
-    });
+    const std::string inner = b.function("inner", {DType::float64, DType::resource},
+                                         [](GraphBuilder& f, const Vars& a) { return Vars{f.mul(a[0], read(f, a[1]))}; });
     const std::string fn = b.function("f", args, [&](GraphBuilder& f, const Vars& a) {
       return Vars{f.add(f.mul(tanh(f, read(f, a[1])), a[0]), f.call(inner, {a[0], a[2]})[0])};
     });
