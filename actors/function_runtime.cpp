@@ -20,18 +20,9 @@ using ops::Error;
 using ops::NameAttrList;
 using ops::Tensor;
 
-enum class Kind { none, call, partitioned_call, if_op, case_op, while_op, for_op };
+using Kind = graph::FunctionalKind;
 
-Kind kind_of(const graph::Node& n, const graph::FunctionLibrary& lib) {
-  const std::string& op = n.op;
-  if (op == "If" || op == "StatelessIf" || op == "_If") return Kind::if_op;
-  if (op == "While" || op == "StatelessWhile" || op == "_While") return Kind::while_op;
-  if (op == "Case" || op == "StatelessCase") return Kind::case_op;
-  if (op == "For") return Kind::for_op;
-  if (op == "PartitionedCall" || op == "StatefulPartitionedCall") return Kind::partitioned_call;
-  if (n.def == nullptr && lib.find(op) != nullptr) return Kind::call;
-  return Kind::none;
-}
+Kind kind_of(const graph::Node& n, const graph::FunctionLibrary& lib) { return graph::functional_kind(n, lib); }
 
 // The functions `n` calls, each with the role its attr gives it.
 std::vector<std::pair<const char*, NameAttrList>> callees(const graph::Node& n, Kind kind) {
@@ -172,16 +163,14 @@ Status call_error(const KernelCall& call, const Status& s) {
     const IterationState& top = *parent->top;
     return Status(s.code(), fmt::format("{} '{}' ({} → node '{}') at tag {} on partition {}: {}", n.op, n.name,
                                         to_string(*parent), n.name, top.tag().to_string(),
-                                        top.executable().partition(), s.message()));
+                                        top.executable().partition(), s.message()))
+        .saying_where();
   }
   return Status(s.code(), fmt::format("{} '{}' at tag {} on partition {}: {}", n.op, n.name,
                                       call.state->tag().to_string(), call.state->executable().partition(),
-                                      s.message()));
+                                      s.message()))
+      .saying_where();
 }
-
-// Whether an error message already says where it happened (a body node's
-// error, made by IterationState::node_error or call_error).
-bool located(const Status& s) { return s.message().find(" at tag ") != std::string::npos; }
 
 // The functions whose bodies this thread is building.
 std::set<std::string>& building() {
@@ -223,7 +212,9 @@ class FunctionalKernel final : public ops::Kernel {
     if (events != nullptr && top)
       events->record(trace::call_done(call->state->at(), call->item->node_id, branch, events->now_ns() - start,
                                       s.ok() ? std::string() : s.message()));
-    if (s.ok() || located(s)) return s;
+    // A body node's error says where it happened (IterationState::node_error
+    // or a nested call's call_error).
+    if (s.ok() || s.says_where()) return s;
     return call_error(*call, s);
   }
 

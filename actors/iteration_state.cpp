@@ -312,11 +312,13 @@ Status IterationState::node_error(const NodeItem& item, const Status& s) const {
     const IterationState& top = *ctx_->chain->top;
     return Status(s.code(), fmt::format("{} '{}' ({} → node '{}') at tag {} on partition {}: {}", item.node->op,
                                         item.node->name, to_string(*ctx_->chain), item.node->name,
-                                        top.tag_.to_string(), top.exec_->partition(), s.message()));
+                                        top.tag_.to_string(), top.exec_->partition(), s.message()))
+        .saying_where();
   }
   return Status(s.code(), fmt::format("{} '{}' at tag {} on partition {}: {}", item.node->op,
                                       item.node->name, tag_.to_string(), exec_->partition(),
-                                      s.message()));
+                                      s.message()))
+      .saying_where();
 }
 
 // A variable read through a ref is read when its reader runs.

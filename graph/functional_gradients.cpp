@@ -288,14 +288,10 @@ namespace {
 
 using namespace functional_detail;
 
-enum class Kind { none, call, partitioned_call, if_op, case_op };
+using Kind = FunctionalKind;
 
 Kind kind_of(const Node& n, const Graph& g) {
-  if (n.op == "If" || n.op == "StatelessIf" || n.op == "_If") return Kind::if_op;
-  if (n.op == "Case" || n.op == "StatelessCase") return Kind::case_op;
-  if (n.op == "PartitionedCall" || n.op == "StatefulPartitionedCall") return Kind::partitioned_call;
-  if (n.def == nullptr && g.has_function(n.op)) return Kind::call;
-  return Kind::none;
+  return functional_kind(n, [&g](const std::string& op) { return g.has_function(op); });
 }
 
 bool branches_kind(Kind k) { return k == Kind::if_op || k == Kind::case_op; }
@@ -330,6 +326,8 @@ Expected<std::vector<std::pair<std::string, ops::NameAttrList>>> callees(const N
       for (size_t b = 0; b < l->func.size(); ++b) out.emplace_back("branches[" + std::to_string(b) + "]", l->func[b]);
       break;
     }
+    case Kind::while_op:
+    case Kind::for_op:
     case Kind::none: break;
   }
   return out;
@@ -452,12 +450,15 @@ Expected<tensorflow::FunctionDef> forward_function(const Body& b, size_t index, 
 }  // namespace
 
 bool is_functional_gradient_op(const Node& n, const Graph& g) {
-  return kind_of(n, g) != Kind::none || n.op == "While" || n.op == "StatelessWhile" || n.op == "For";
+  return kind_of(n, g) != Kind::none;
 }
 
 Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
-  if (ctx.node().op == "While" || ctx.node().op == "StatelessWhile") return while_gradient(ctx, options);
-  if (ctx.node().op == "For") return for_gradient(ctx, options);
+  switch (kind_of(ctx.node(), ctx.graph())) {
+    case Kind::while_op: return while_gradient(ctx, options);
+    case Kind::for_op: return for_gradient(ctx, options);
+    default: break;
+  }
   Graph& g = ctx.graph();
   const Node forward = ctx.node();  // a copy: the node is rewritten below
   Layout l;
@@ -555,6 +556,8 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
         n.attrs["branches"] = branches;
         break;
       }
+      case Kind::while_op:
+      case Kind::for_op:
       case Kind::none: break;
     }
   }
@@ -602,7 +605,9 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
       attrs["branches"] = branches;
       break;
     }
-    case Kind::none: return Status(Error::internal, "not a functional op");
+    case Kind::while_op:
+    case Kind::for_op:
+    case Kind::none: return Status(Error::internal, "not a call, If or Case");
   }
   TF_ASSIGN_OR_RETURN(std::vector<Endpoint> outs, ctx.op(op, inputs, std::move(attrs), op));
   for (size_t k = 0; k < l.grad_args.size(); ++k) ctx.set(selector + l.grad_args[k], outs[k]);

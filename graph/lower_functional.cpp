@@ -27,21 +27,9 @@ std::string type_list(const std::vector<DType>& types) {
   return s + ")";
 }
 
-enum class Kind { none, call, partitioned_call, if_op, while_op, case_op, for_op };
+using Kind = FunctionalKind;
 
-Kind kind_of(const Node& n, const FunctionLibrary& lib) {
-  if (const ops::OpDef* def = ops::OpRegistry::global().find(n.op)) {
-    if (def->role() != ops::OpRole::function_call) return Kind::none;
-    const std::string& op = n.op;
-    if (op == "If" || op == "StatelessIf" || op == "_If") return Kind::if_op;
-    if (op == "While" || op == "StatelessWhile" || op == "_While") return Kind::while_op;
-    if (op == "Case" || op == "StatelessCase") return Kind::case_op;
-    if (op == "For") return Kind::for_op;
-    if (op == "PartitionedCall" || op == "StatefulPartitionedCall") return Kind::partitioned_call;
-    return Kind::none;  // left for the executor to refuse
-  }
-  return lib.find(n.op) != nullptr ? Kind::call : Kind::none;
-}
+Kind kind_of(const Node& n, const FunctionLibrary& lib) { return functional_kind(n, lib); }
 
 // Attr readers for a node that has not been validated yet; `where` names it.
 Status missing_attr(const std::string& where, const std::string& key, const char* type) {
@@ -729,6 +717,24 @@ std::string with_chain(const ChainMap& chains, const std::string& message) {
     return message.substr(0, close + 1) + " (" + e.location + ")" + message.substr(close + 1);
   }
   return message;
+}
+
+FunctionalKind functional_kind(const Node& n, const std::function<bool(const std::string&)>& is_function) {
+  if (const ops::OpDef* def = n.def != nullptr ? n.def : ops::OpRegistry::global().find(n.op)) {
+    if (def->role() != ops::OpRole::function_call) return Kind::none;
+    const std::string& op = n.op;
+    if (op == "If" || op == "StatelessIf" || op == "_If") return Kind::if_op;
+    if (op == "While" || op == "StatelessWhile" || op == "_While") return Kind::while_op;
+    if (op == "Case" || op == "StatelessCase") return Kind::case_op;
+    if (op == "For") return Kind::for_op;
+    if (op == "PartitionedCall" || op == "StatefulPartitionedCall") return Kind::partitioned_call;
+    return Kind::none;  // left for the executor to refuse
+  }
+  return is_function(n.op) ? Kind::call : Kind::none;
+}
+
+FunctionalKind functional_kind(const Node& n, const FunctionLibrary& lib) {
+  return functional_kind(n, [&lib](const std::string& op) { return lib.find(op) != nullptr; });
 }
 
 bool is_functional(const Node& n, const FunctionLibrary& lib) { return kind_of(n, lib) != Kind::none; }

@@ -43,7 +43,9 @@ std::string Status::to_string() const {
 
 Status Status::with_prefix(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, context + message_);
+  Status s(code_, context + message_);
+  s.says_where_ = says_where_;
+  return s;
 }
 
 }  // namespace tagflow::ops

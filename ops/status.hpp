@@ -56,9 +56,21 @@ class [[nodiscard]] Status {
   // Returns a copy whose message starts with `context` (e.g. "in node 'a': ").
   Status with_prefix(const std::string& context) const;
 
+  // Whether the message already says where the error happened (the node,
+  // its tag and partition, the call chain of a function body), so that the
+  // callers it passes through add no place of their own; and a copy that
+  // says so. Kept by with_prefix.
+  bool says_where() const { return says_where_; }
+  Status saying_where() const {
+    Status s = *this;
+    s.says_where_ = true;
+    return s;
+  }
+
  private:
   Error code_ = Error::ok;
   std::string message_;
+  bool says_where_ = false;
 };
 
 inline Status ok_status() { return {}; }
