@@ -404,17 +404,19 @@ class Lowering {
     if (parallel < 1)
       return Status(Error::invalid_argument, where_ + "parallel_iterations must be at least 1");
 
+    auto enter_of = [&](size_t i, const std::string& base, bool invariant) {
+      const AttrMap attrs = {{"T", ops::base_dtype(types[i])},
+                             {"frame_name", name},
+                             {"is_constant", invariant},
+                             {"parallel_iterations", parallel}};
+      return add(x, base, "Enter", attrs, {x.spec.inputs[i]}, x.spec.control_inputs);
+    };
     std::vector<NamedEndpoint> merges;
     std::vector<std::string> next_names;
     for (size_t i = 0; i < types.size(); ++i) {
       const std::string k = std::to_string(i);
       const AttrMap t = {{"T", ops::base_dtype(types[i])}};
-      AttrMap enter_attrs = t;
-      enter_attrs["frame_name"] = name;
-      enter_attrs["is_constant"] = false;
-      enter_attrs["parallel_iterations"] = parallel;
-      const std::string enter =
-          add(x, name + "/enter_" + k, "Enter", enter_attrs, {x.spec.inputs[i]}, x.spec.control_inputs);
+      const std::string enter = enter_of(i, name + "/enter_" + k, false);
       next_names.push_back(fresh(name + "/next_iteration_" + k));
       AttrMap merge_attrs = t;
       merge_attrs["N"] = int64_t{2};
@@ -443,12 +445,7 @@ class Lowering {
       if (ops::base_dtype(types[i]) != DType::resource || !passes_through(*body.def, i, types.size())) continue;
       const std::string k = std::to_string(i);
       const AttrMap t = {{"T", DType::resource}};
-      AttrMap enter_attrs = t;
-      enter_attrs["frame_name"] = name;
-      enter_attrs["is_constant"] = true;
-      enter_attrs["parallel_iterations"] = parallel;
-      const std::string invariant =
-          add(x, name + "/invariant_" + k, "Enter", enter_attrs, {x.spec.inputs[i]}, x.spec.control_inputs);
+      const std::string invariant = enter_of(i, name + "/invariant_" + k, true);
       const std::string pivot = add(x, name + "/pivot_" + k, "Identity", t, {body_in[i]});
       body_in[i] = {add(x, name + "/read_" + k, "Identity", t, {{invariant, 0}}, {pivot}), 0};
     }

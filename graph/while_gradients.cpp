@@ -57,6 +57,15 @@ Expected<tensorflow::FunctionDef> write(Writer& w, FunctionDefSpec spec, const s
   return function_def_from_graph(w.out, spec);
 }
 
+// One Placeholder argument per dtype, named `base`.
+Status add_args(Writer& w, const std::vector<DType>& types, const std::string& base, FunctionDefSpec* spec) {
+  for (DType t : types) {
+    TF_ASSIGN_OR_RETURN(NodeId id, w.add(base, "Placeholder", {{"dtype", t}}));
+    spec->args.push_back(id);
+  }
+  return ok_status();
+}
+
 // The forward cond taking (and ignoring) the extra loop variables.
 Expected<tensorflow::FunctionDef> forward_cond(const Graph& outer, const ops::NameAttrList& cond,
                                                const std::vector<DType>& extra, const std::string& name,
@@ -72,10 +81,7 @@ Expected<tensorflow::FunctionDef> forward_cond(const Graph& outer, const ops::Na
   spec.name = name;
   spec.stateful = c.stateful;
   for (NodeId a : c.args) spec.args.push_back(at.at(a));
-  for (DType t : extra) {
-    TF_ASSIGN_OR_RETURN(NodeId id, w.add("unused", "Placeholder", {{"dtype", t}}));
-    spec.args.push_back(id);
-  }
+  TF_RETURN_IF_ERROR(add_args(w, extra, "unused", &spec));
   spec.rets.push_back({at.at(c.rets[0].node), c.rets[0].port});
   return write(w, std::move(spec), c.control_rets, options);
 }
@@ -188,10 +194,7 @@ Expected<tensorflow::FunctionDef> gradient_cond(const Body& b, const std::vector
   Writer w = writer_for(b, outer);
   FunctionDefSpec spec;
   spec.name = name;
-  for (DType t : types) {
-    TF_ASSIGN_OR_RETURN(NodeId id, w.add("loop_var", "Placeholder", {{"dtype", t}}));
-    spec.args.push_back(id);
-  }
+  TF_RETURN_IF_ERROR(add_args(w, types, "loop_var", &spec));
   TF_ASSIGN_OR_RETURN(NodeId zero, w.add("zero", "Const", int32_const(0)));
   TF_ASSIGN_OR_RETURN(NodeId more, w.add("more", "Greater", {{"T", DType::int32}}, {{spec.args[0], 0}, {zero, 0}}));
   spec.rets.push_back({more, 0});
@@ -234,10 +237,7 @@ Expected<tensorflow::FunctionDef> for_cond_as_while(const Body& b, const std::ve
   Writer w = writer_for(b, outer);
   FunctionDefSpec spec;
   spec.name = name;
-  for (DType t : types) {
-    TF_ASSIGN_OR_RETURN(NodeId id, w.add("loop_var", "Placeholder", {{"dtype", t}}));
-    spec.args.push_back(id);
-  }
+  TF_RETURN_IF_ERROR(add_args(w, types, "loop_var", &spec));
   const size_t n = types.size();
   const Endpoint i{spec.args[n - 3], 0}, limit{spec.args[n - 2], 0}, delta{spec.args[n - 1], 0};
   const ops::AttrMap i32{{"T", DType::int32}};
