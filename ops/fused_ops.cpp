@@ -6,6 +6,8 @@
 // a dispatch between them, and lets each later one write into its
 // predecessor's buffer: the values are bitwise those of the unfused graph
 // (graph/optimize/fusion.cpp makes these nodes).
+#include "ops/fused_ops.hpp"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,11 +18,11 @@
 
 namespace tagflow::ops {
 
-namespace {
-
-bool is_activation(const std::string& op) {
+bool is_fusable_activation(const std::string& op) {
   return op == "Relu" || op == "Relu6" || op == "Elu" || op == "Tanh" || op == "Sigmoid";
 }
+
+namespace {
 
 class FusedKernel final : public Kernel {
  public:
@@ -77,7 +79,7 @@ KernelFactory fused_factory(std::string fused, std::string first) {
     const DType t = init.input_types.empty() ? DType::invalid : init.input_types[0];
     const std::vector<std::string>& list = ops.s;
     const bool bias = !list.empty() && list[0] == "BiasAdd";
-    if (!bias || list.size() > 2 || (list.size() == 2 && !is_activation(list[1])) || num_args != 1)
+    if (!bias || list.size() > 2 || (list.size() == 2 && !is_fusable_activation(list[1])) || num_args != 1)
       return Status(Error::unimplemented,
                     fused + " '" + init.node_name +
                         "': fused_ops must be [BiasAdd] or [BiasAdd, Relu|Relu6|Elu|Tanh|Sigmoid] with num_args 1");

@@ -16,14 +16,13 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/optimize/topological.hpp"
+#include "ops/fused_ops.hpp"
 
 namespace tagflow::graph::optimize {
 
 namespace {
 
-bool is_activation(const std::string& op) {
-  return op == "Relu" || op == "Relu6" || op == "Elu" || op == "Tanh" || op == "Sigmoid";
-}
+using ops::is_fusable_activation;
 
 // The single data consumer of `id`, or kNoNode (read twice, by a control
 // edge, or kept).
@@ -57,7 +56,7 @@ bool fuse_from(Rewriter& r, NodeId head) {
   NodeId last = bias;
   std::string activation;
   const NodeId act = only_reader(r, bias);
-  if (act != kNoNode && is_activation(r.node(act).op) && r.node(act).device == h.device) {
+  if (act != kNoNode && is_fusable_activation(r.node(act).op) && r.node(act).device == h.device) {
     last = act;
     activation = r.node(act).op;
   }
