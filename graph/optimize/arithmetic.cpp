@@ -29,6 +29,7 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/optimize/topological.hpp"
+#include "graph/shape_functions.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/op_def.hpp"
 
@@ -206,10 +207,7 @@ bool factor(Rewriter& r, NodeId id) {
 }
 
 bool known_and_equal(const ops::PartialShape& a, const ops::PartialShape& b) {
-  if (a.unknown_rank || b.unknown_rank || a.dims != b.dims) return false;
-  for (int64_t d : a.dims)
-    if (d < 0) return false;
-  return true;
+  return shape::fully_known(a) && shape::fully_known(b) && a.dims == b.dims;
 }
 
 // Add(Add(x, y), z) -> AddN(x, y, z), and AddN(...) + z -> AddN(..., z):

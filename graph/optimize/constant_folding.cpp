@@ -28,6 +28,7 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/optimize/topological.hpp"
+#include "graph/shape_functions.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"
@@ -59,14 +60,6 @@ bool foldable_types(const Node& n) {
   return true;
 }
 
-
-bool fully_known(const ops::PartialShape& s) {
-  if (s.unknown_rank) return false;
-  for (int64_t d : s.dims)
-    if (d < 0) return false;
-  return true;
-}
-
 // The value of Shape, Size or Rank of an input whose static shape is known
 // (graph/shape_inference.hpp); nullopt otherwise.
 std::optional<ops::Tensor> shape_value(const Node& n, const ops::PartialShape& s) {
@@ -74,7 +67,7 @@ std::optional<ops::Tensor> shape_value(const Node& n, const ops::PartialShape& s
     if (s.unknown_rank) return std::nullopt;
     return ops::Tensor::scalar<int32_t>(static_cast<int32_t>(s.dims.size()));
   }
-  if (!fully_known(s) || n.output_types.empty()) return std::nullopt;
+  if (!shape::fully_known(s) || n.output_types.empty()) return std::nullopt;
   const DType out = ops::base_dtype(n.output_types[0]);
   if (out != DType::int32 && out != DType::int64) return std::nullopt;
   if (n.op == "Size") {
