@@ -14,6 +14,7 @@
 #include "graph/builder.hpp"
 #include "graph/gradients.hpp"
 #include "graph/proto/graph_def.pb.h"
+#include "gradient_check.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;
@@ -136,10 +137,6 @@ std::vector<double> finite_differences(actors::Session& s, const Feed& f, const 
     d.push_back((yu[i] - yd[i]) / (2 * h));
   }
   return d;
-}
-
-bool close(double got, double want, double tolerance) {
-  return std::abs(got - want) <= tolerance * std::max(1.0, std::abs(want));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "graph/lower_functional.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
+#include "gradient_check.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;
@@ -42,15 +43,6 @@ Program finish(GraphBuilder& b, std::vector<std::string> xs, Output y, std::stri
   return {std::move(g).value(), std::move(xs), y.name(), std::move(sel)};
 }
 
-Endpoint endpoint(const graph::Graph& g, const std::string& name) {
-  const size_t colon = name.find(':');
-  const std::string node = name.substr(0, colon);
-  const int port = colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
-  const graph::NodeId id = g.find(node);
-  BOOST_REQUIRE_MESSAGE(id != graph::kNoNode, "no node " + node);
-  return {id, port};
-}
-
 // The program with d y / d xs added; the names of the gradients.
 struct Differentiated {
   graph::Graph g;
@@ -71,13 +63,6 @@ Differentiated differentiate(const graph::Graph& in, const std::string& y, const
   for (const Endpoint& d : r->dxs) out.dxs.push_back(out.g.endpoint_name(d));
   out.scope = r->scope;
   return out;
-}
-
-graph::Graph lowered(graph::Graph g) {
-  ops::Status s = graph::lower_functional_ops(&g);
-  if (s.ok()) s = graph::validate(g);
-  BOOST_REQUIRE_MESSAGE(s.ok(), s.to_string());
-  return g;
 }
 
 double value(const Tensor& t) { return t.scalar_value<double>(); }
@@ -103,15 +88,6 @@ std::vector<double> finite_differences(actors::Session& s, const Program& p, con
     d.push_back((fu - fd) / (2 * h));
   }
   return d;
-}
-
-int count_ops(const graph::Graph& g, const std::string& prefix, const std::vector<std::string>& ops) {
-  int n = 0;
-  for (const graph::Node& node : g.nodes())
-    if (node.name.compare(0, prefix.size(), prefix) == 0 &&
-        std::find(ops.begin(), ops.end(), node.op) != ops.end())
-      ++n;
-  return n;
 }
 
 // The functional gradient against finite differences, against the gradient

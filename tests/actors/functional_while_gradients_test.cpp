@@ -14,6 +14,7 @@
 #include "graph/lower_functional.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
+#include "gradient_check.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;
@@ -48,15 +49,6 @@ Program finish(GraphBuilder& b, std::vector<std::string> xs, std::vector<Tensor>
 
 Tensor scalar(double v) { return Tensor::scalar<double>(v); }
 
-Endpoint endpoint(const graph::Graph& g, const std::string& name) {
-  const size_t colon = name.find(':');
-  const std::string node = name.substr(0, colon);
-  const int port = colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
-  const graph::NodeId id = g.find(node);
-  BOOST_REQUIRE_MESSAGE(id != graph::kNoNode, "no node " + node);
-  return {id, port};
-}
-
 struct Differentiated {
   graph::Graph g;
   std::vector<std::string> dxs;
@@ -76,13 +68,6 @@ Differentiated differentiate(const graph::Graph& in, const std::string& y, const
   for (const Endpoint& d : r->dxs) out.dxs.push_back(out.g.endpoint_name(d));
   out.scope = r->scope;
   return out;
-}
-
-graph::Graph lowered(graph::Graph g) {
-  ops::Status s = graph::lower_functional_ops(&g);
-  if (s.ok()) s = graph::validate(g);
-  BOOST_REQUIRE_MESSAGE(s.ok(), s.to_string());
-  return g;
 }
 
 actors::Feeds feeds_of(const Program& p, const std::vector<Tensor>& values) {
@@ -113,15 +98,6 @@ std::vector<std::vector<double>> finite_differences(actors::Session& s, const Pr
   return d;
 }
 
-int count_ops(const graph::Graph& g, const std::string& prefix, const std::vector<std::string>& ops) {
-  int n = 0;
-  for (const graph::Node& node : g.nodes())
-    if (node.name.compare(0, prefix.size(), prefix) == 0 &&
-        std::find(ops.begin(), ops.end(), node.op) != ops.end())
-      ++n;
-  return n;
-}
-
 // A While among the gradient's nodes, or in a gradient function (that of
 // a branch holding the loop).
 bool gradient_has_while(const Differentiated& d) {
@@ -133,10 +109,6 @@ bool gradient_has_while(const Differentiated& d) {
       if (n.op() == "StatelessWhile" || n.op() == "While") return true;
   }
   return false;
-}
-
-bool close(double got, double want, double tolerance) {
-  return std::abs(got - want) <= tolerance * std::max(1.0, std::abs(want));
 }
 
 std::unique_ptr<actors::Session> lowered_session(const graph::Graph& g, const Mode& m) {

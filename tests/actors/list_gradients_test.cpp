@@ -9,6 +9,7 @@
 
 #include "graph/builder.hpp"
 #include "graph/gradients.hpp"
+#include "gradient_check.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;
@@ -37,13 +38,6 @@ Program finish(GraphBuilder& b, std::vector<std::string> xs, std::vector<double>
   auto g = b.finish();
   BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
   return {std::move(g).value(), std::move(xs), std::move(values), y.name()};
-}
-
-Endpoint endpoint(const graph::Graph& g, const std::string& name) {
-  const size_t colon = name.find(':');
-  const graph::NodeId id = g.find(name.substr(0, colon));
-  BOOST_REQUIRE_MESSAGE(id != graph::kNoNode, "no node " + name);
-  return {id, colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1))};
 }
 
 // `in` with the functional gradients of `y` for every x added; their names.
@@ -84,10 +78,6 @@ std::vector<double> finite_differences(actors::Session& s, const Program& p, con
     d.push_back((run_scalar(s, p, up, y) - run_scalar(s, p, down, y)) / (2 * h));
   }
   return d;
-}
-
-bool close(double got, double want, double tolerance) {
-  return std::abs(got - want) <= tolerance * std::max(1.0, std::abs(want));
 }
 
 // First derivatives against finite differences of y, second derivatives

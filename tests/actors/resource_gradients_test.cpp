@@ -13,6 +13,7 @@
 #include "graph/gradients.hpp"
 #include "graph/lower_functional.hpp"
 #include "graph/validate.hpp"
+#include "gradient_check.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;
@@ -135,20 +136,6 @@ std::vector<double> finite_differences(actors::Session& s, const Point& at, cons
     d.push_back((scalar_of(run_at(s, up, {name})[0]) - scalar_of(run_at(s, down, {name})[0])) / (2 * h));
   }
   return d;
-}
-
-graph::Graph lowered(graph::Graph g) {
-  ops::Status s = graph::lower_functional_ops(&g);
-  if (s.ok()) s = graph::validate(g);
-  BOOST_REQUIRE_MESSAGE(s.ok(), s.to_string());
-  return g;
-}
-
-int count_ops(const graph::Graph& g, const std::string& scope, const std::vector<std::string>& ops) {
-  int n = 0;
-  for (const graph::Node& node : g.nodes())
-    n += node.name.compare(0, scope.size(), scope) == 0 && std::find(ops.begin(), ops.end(), node.op) != ops.end();
-  return n;
 }
 
 // The gradient is functional: `gradient_ops` in it, no Switch, Merge or
