@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "actors/session.hpp"
+#include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
 #include "graph/builder.hpp"
 #include "graph/gradients.hpp"
@@ -35,24 +36,13 @@ using Vars = std::vector<Output>;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "functional_bench: %s\n", what.c_str());
-  std::exit(1);
-}
+using bench::fail;
+using bench::run;
 
 std::unique_ptr<actors::Session> session(graph::Graph g, bool lower) {
-  actors::SessionOptions o;
+  actors::SessionOptions o = bench::session_options();
   o.lower_functional = lower;
-  if (const char* env = std::getenv("TAGFLOW_BENCH_THREADS")) o.threads = std::atoi(env);
-  auto s = actors::Session::create(std::move(g), o);
-  if (!s.ok()) fail(s.status().to_string());
-  return std::move(s).value();
-}
-
-std::vector<Tensor> run(actors::Session& s, const actors::Feeds& feeds, const std::vector<std::string>& fetches) {
-  auto r = s.run(feeds, fetches);
-  if (!r.ok()) fail(r.status().to_string());
-  return std::move(r).value();
+  return bench::session(std::move(g), o);
 }
 
 graph::Graph counting_loop(GraphBuilder::Style style, std::string* fetch) {

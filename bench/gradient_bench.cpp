@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "actors/session.hpp"
+#include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
 #include "graph/builder.hpp"
 
@@ -36,31 +37,9 @@ namespace {
 
 std::unique_ptr<actors::Session> session_for(graph::GraphBuilder& b) {
   auto g = b.finish();
-  if (!g.ok()) {
-    std::fprintf(stderr, "gradient_bench: %s\n", g.status().to_string().c_str());
-    std::exit(1);
-  }
-  actors::SessionOptions o;
-  const char* env = std::getenv("TAGFLOW_BENCH_THREADS");
-  o.threads = env != nullptr ? std::atoi(env) : 0;
-  auto s = actors::Session::create(std::move(g).value(), o);
-  if (!s.ok()) {
-    std::fprintf(stderr, "gradient_bench: %s\n", s.status().to_string().c_str());
-    std::exit(1);
-  }
-  return std::move(s).value();
+  if (!g.ok()) bench::fail(g.status().to_string());
+  return bench::session(std::move(g).value());
 }
-
-std::vector<Tensor> run_or_die(actors::Session& s, const actors::Feeds& feeds,
-                               const std::vector<std::string>& fetches) {
-  auto r = s.run(feeds, fetches);
-  if (!r.ok()) {
-    std::fprintf(stderr, "gradient_bench: %s\n", r.status().to_string().c_str());
-    std::exit(1);
-  }
-  return std::move(r).value();
-}
-
 
 Tensor pattern(std::vector<int64_t> shape, float scale) {
   int64_t n = 1;
@@ -105,9 +84,9 @@ void rnn(int steps, int batch) {
   auto s = session_for(b);
 
   auto t = bench::interleaved_medians(9, {
-      [&] { bench::keep(run_or_die(*plain, {}, {plain_loss})); },
-      [&] { bench::keep(run_or_die(*s, {}, {loss})); },
-      [&] { bench::keep(run_or_die(*s, {}, all)); },
+      [&] { bench::keep(bench::run(*plain, {}, {plain_loss})); },
+      [&] { bench::keep(bench::run(*s, {}, {loss})); },
+      [&] { bench::keep(bench::run(*s, {}, all)); },
   });
   const double per = 1e6 / steps;
   std::printf("tanh RNN, hidden 64, batch %d, %d steps: forward + backward %.1f µs/step  | "
@@ -142,9 +121,9 @@ void loop(const std::vector<int>& sizes) {
     actors::Feeds feeds{{"n", Tensor::scalar<int32_t>(n)}, {"x", Tensor::scalar<float>(1.0f)}};
     const int reps = n >= 100000 ? 5 : 9;
     auto t = bench::interleaved_medians(reps, {
-        [&] { bench::keep(run_or_die(*plain, feeds, {plain_y})); },
-        [&] { bench::keep(run_or_die(*s, feeds, {y})); },
-        [&] { bench::keep(run_or_die(*s, feeds, {y, dx.name()})); },
+        [&] { bench::keep(bench::run(*plain, feeds, {plain_y})); },
+        [&] { bench::keep(bench::run(*s, feeds, {y})); },
+        [&] { bench::keep(bench::run(*s, feeds, {y, dx.name()})); },
     });
     const double per = 1e6 / n;
     std::printf("while i < n: v = v * x, n = %6d: forward + gradient %.2f µs/iteration "

@@ -25,6 +25,7 @@
 
 #include "actors/saved_model.hpp"
 #include "actors/session.hpp"
+#include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
 #include "graph/builder.hpp"
 #include "graph/import.hpp"
@@ -43,29 +44,17 @@ using Vars = std::vector<Output>;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "optimizer_bench: %s\n", what.c_str());
-  std::exit(1);
-}
+using bench::fail;
+using bench::run;
 
 actors::SessionOptions options(const std::string& passes) {
-  actors::SessionOptions o;
+  actors::SessionOptions o = bench::session_options();
   o.optimize = passes;
-  if (const char* env = std::getenv("TAGFLOW_BENCH_THREADS")) o.threads = std::atoi(env);
   return o;
 }
 
 std::unique_ptr<actors::Session> session(const graph::Graph& g, const std::string& passes) {
-  auto s = actors::Session::create(g, options(passes));
-  if (!s.ok()) fail(s.status().to_string());
-  return std::move(s).value();
-}
-
-std::vector<Tensor> run(actors::Session& s, const actors::Feeds& feeds, const std::vector<std::string>& fetches,
-                        const std::vector<std::string>& targets = {}) {
-  auto r = s.run(feeds, fetches, targets);
-  if (!r.ok()) fail(r.status().to_string());
-  return std::move(r).value();
+  return bench::session(g, options(passes));
 }
 
 Tensor matrix(uint32_t seed) {
