@@ -47,9 +47,12 @@ struct GradArgs {
   std::vector<std::string> ys, xs, grad_ys, stops;  // NAME[:PORT]
   std::string out;
   std::string unconnected = "none";  // none | zeros
-  // Differentiate If/Case/calls as functional ops (GradientOptions::
-  // functional) instead of lowering the graph first.
+  // How functional ops are differentiated: as written (GradientOptions::
+  // functional, TensorFlow 2's gradients; the default for a graph that
+  // has any) or, with `lower`, lowered first and differentiated as
+  // TensorFlow 1 loops and conds. `functional` says it explicitly.
   bool functional = false;
+  bool lower = false;
 };
 // Adds d(sum ys)/d(xs) to the graph, writes it to `out` and prints
 // "X -> NODE[:PORT]" per x.

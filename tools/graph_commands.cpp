@@ -87,13 +87,16 @@ int convert_graph(const std::string& in, const std::string& out, bool lower) {
 namespace tagflow::tools {
 
 int gradient_graph(const GradArgs& args) {
-  // Functional control flow is lowered first (its gradient is the gradient
-  // of the Switch/Merge/Enter/Exit form), unless it is differentiated as
-  // TensorFlow 2 does, functional op by functional op.
+  // Functional control flow is differentiated as TensorFlow 2 does,
+  // functional op by functional op (an If's gradient is an If, a While's a
+  // While), unless --lower asks for the gradient of its Switch/Merge/Enter/
+  // Exit form.
+  if (args.functional && args.lower)
+    return fail(Status(ops::Error::invalid_argument, "--functional and --lower exclude each other"));
   auto read = graph::import_graph_file(args.graph);
   if (!read.ok()) return fail(read.status());
   graph::Graph g = std::move(read).value();
-  Status s = args.functional ? ops::ok_status() : graph::lower_functional_ops(&g);
+  Status s = args.lower ? graph::lower_functional_ops(&g) : ops::ok_status();
   if (s.ok()) s = graph::validate(g);
   if (!s.ok()) return fail(s.with_prefix(args.graph + ": "));
   auto endpoints = [&](const std::vector<std::string>& names, const char* what)
@@ -116,7 +119,7 @@ int gradient_graph(const GradArgs& args) {
   if (!stops.ok()) return fail(stops.status());
   graph::GradientOptions options;
   options.stop_gradients = *stops;
-  options.functional = args.functional;
+  options.functional = !args.lower && (args.functional || graph::has_functional_ops(g));
   if (args.unconnected == "zeros") {
     options.unconnected = graph::GradientOptions::Unconnected::zeros;
   } else if (args.unconnected != "none") {

@@ -68,8 +68,11 @@ int main(int argc, char** argv) {
   grad_cmd->add_option("--stop", grad.stops, "a tensor no gradient flows through");
   grad_cmd->add_option("--unconnected", grad.unconnected, "what an x no y depends on gets: none or zeros");
   grad_cmd->add_flag("--functional", grad.functional,
-                     "differentiate If, Case, While and function calls as functional ops (TensorFlow 2's "
-                     "gradients: an If's gradient is an If, a While's a While) instead of lowering the graph first");
+                     "differentiate If, Case, While, For and function calls as functional ops (TensorFlow 2's "
+                     "gradients: an If's gradient is an If, a While's a While); the default");
+  grad_cmd->add_flag("--lower", grad.lower,
+                     "lower functional ops to Switch/Merge/Enter/Exit first and differentiate those (TensorFlow 1's "
+                     "gradients: stacks)");
   grad_cmd->add_option("--out", grad.out, "the graph with its gradients: .pbtxt or .pb")->required();
 
   CLI::App* run_cmd = app.add_subcommand("run", "Run a graph once and print the fetched tensors");
