@@ -40,17 +40,8 @@ namespace {
 // The value an endpoint always holds, or nullptr: a Const, or an Enter
 // chain from one.
 const ops::Tensor* known_value(const Rewriter& r, Endpoint e) {
-  for (int guard = 0; guard < 1024; ++guard) {
-    const Node& n = r.node(e.node);
-    if (n.op == "Const") return e.port == 0 ? const_value(n) : nullptr;
-    if (node_role(n) == ops::OpRole::enter && e.port == 0 && !n.inputs.empty() &&
-        !ops::is_ref(n.output_types.empty() ? DType::invalid : n.output_types[0])) {
-      e = n.inputs[0];
-      continue;
-    }
-    return nullptr;
-  }
-  return nullptr;
+  const NodeId c = const_through_enters(r, e);
+  return c == kNoNode ? nullptr : const_value(r.node(c));
 }
 
 bool foldable_types(const Node& n) {

@@ -44,21 +44,11 @@ struct Known {
 
 std::optional<Known> known_predicate(const Rewriter& r, Endpoint e) {
   bool direct = true;
-  for (int guard = 0; guard < 1024; ++guard) {
-    const Node& n = r.node(e.node);
-    if (n.op == "Const" && e.port == 0) {
-      const ops::Tensor* v = const_value(n);
-      if (v == nullptr || v->dtype() != DType::boolean || v->num_elements() != 1) return std::nullopt;
-      return Known{*v, direct && n.control_inputs.empty()};
-    }
-    if ((node_role(n) == ops::OpRole::enter || n.op == "Identity") && e.port == 0 && n.inputs.size() == 1) {
-      e = n.inputs[0];
-      direct = false;
-      continue;
-    }
-    return std::nullopt;
-  }
-  return std::nullopt;
+  const NodeId c = const_through_enters(r, e, true, &direct);
+  if (c == kNoNode) return std::nullopt;
+  const ops::Tensor* v = const_value(r.node(c));
+  if (v == nullptr || v->dtype() != DType::boolean || v->num_elements() != 1) return std::nullopt;
+  return Known{*v, direct && r.node(c).control_inputs.empty()};
 }
 
 // The dead part of the graph when `s` sends nothing out of `dead_port`:
@@ -220,15 +210,8 @@ struct EntryEval {
       if (const ops::Tensor* t = const_value(n); t != nullptr && known) v = *t;
     } else if (node_role(n) == ops::OpRole::enter && enters_frame(e.node)) {
       const ops::Tensor* t = nullptr;
-      for (Endpoint x = n.inputs[0];;) {  // an Enter chain from a Const
-        const Node& xn = r.node(x.node);
-        if (xn.op == "Const" && xn.control_inputs.empty()) {
-          t = const_value(xn);
-          break;
-        }
-        if (node_role(xn) != ops::OpRole::enter) break;
-        x = xn.inputs[0];
-      }
+      const NodeId c = const_through_enters(r, n.inputs[0]);  // an Enter chain from a Const
+      if (c != kNoNode && r.node(c).control_inputs.empty()) t = const_value(r.node(c));
       if (t != nullptr) {
         v = *t;
         sources.push_back(n.inputs[0]);

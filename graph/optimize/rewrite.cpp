@@ -230,6 +230,20 @@ const ops::Tensor* const_value(const Node& n) {
   return it->second.get_if<ops::Tensor>();
 }
 
+NodeId const_through_enters(const Rewriter& r, Endpoint e, bool identities, bool* direct) {
+  if (direct != nullptr) *direct = true;
+  for (int guard = 0; guard < 1024; ++guard) {
+    const Node& n = r.node(e.node);
+    if (e.port != 0) return kNoNode;
+    if (n.op == "Const") return e.node;
+    const bool passes = node_role(n) == ops::OpRole::enter || (identities && n.op == "Identity");
+    if (!passes || n.inputs.size() != 1 || n.output_types.empty() || ops::is_ref(n.output_types[0])) return kNoNode;
+    e = n.inputs[0];
+    if (direct != nullptr) *direct = false;
+  }
+  return kNoNode;
+}
+
 bool all_elements_equal(const ops::Tensor& t, double v) {
   if (!t.valid() || t.num_elements() == 0) return false;
   bool ok = true;

@@ -89,6 +89,10 @@ std::optional<std::vector<ops::Tensor>> evaluate_kernel(const Node& n, std::vect
 // The value a node's output holds whatever its inputs: a Const's value
 // (nullptr for anything else).
 const ops::Tensor* const_value(const Node& n);
+// The Const that endpoint `e` reads through a chain of (non-ref) Enters,
+// and, with `identities`, Identities: the Const node, or kNoNode. *direct
+// (if given) says whether `e` is the Const itself.
+NodeId const_through_enters(const Rewriter& r, Endpoint e, bool identities = false, bool* direct = nullptr);
 // Whether a const endpoint's value is a scalar (or any shape) whose every
 // element equals `v`.
 bool all_elements_equal(const ops::Tensor& t, double v);
