@@ -72,6 +72,10 @@ class InferenceContext {
 
   // invalid_argument "Op 'name': what".
   Status error(const std::string& what) const;
+  // The one shape all inputs must have (AddN, Pack): the most specific
+  // shape they agree on, into *out; an error naming the first input that
+  // contradicts the others.
+  Status merged_inputs(ops::PartialShape* out) const;
 
   const CallFn* call() const { return call_; }
   // The graph's producer version (GraphDef versions), for rules that

@@ -248,14 +248,8 @@ Status concat_offset(InferenceContext& c) {
 
 // Pack: N inputs of one shape stacked along a new axis.
 Status pack(InferenceContext& c) {
-  PartialShape s = shape::unknown();
-  for (int i = 0; i < c.num_inputs(); ++i) {
-    auto m = shape::merge(s, c.input_shape(i));
-    if (!m)
-      return c.error("inputs must have one shape: " + s.to_string() + " and input " + std::to_string(i) + " " +
-                     c.input_shape(i).to_string());
-    s = *m;
-  }
+  PartialShape s;
+  TF_RETURN_IF_ERROR(c.merged_inputs(&s));
   if (s.unknown_rank) return ok_status();
   const int r = shape::rank(s) + 1;
   int64_t axis = c.int_attr("axis", 0);

@@ -71,14 +71,8 @@ Status same_shape_pair(InferenceContext& c) {
 }
 
 Status add_n(InferenceContext& c) {
-  PartialShape s = shape::unknown();
-  for (int i = 0; i < c.num_inputs(); ++i) {
-    auto m = shape::merge(s, c.input_shape(i));
-    if (!m)
-      return c.error("inputs must have one shape: " + s.to_string() + " and input " + std::to_string(i) + " " +
-                     c.input_shape(i).to_string());
-    s = *m;
-  }
+  PartialShape s;
+  TF_RETURN_IF_ERROR(c.merged_inputs(&s));
   c.set_output(0, s);
   return ok_status();
 }

@@ -198,6 +198,19 @@ Status InferenceContext::error(const std::string& what) const {
   return Status(Error::invalid_argument, fmt::format("{} '{}': {}", node_.op, node_.name, what));
 }
 
+Status InferenceContext::merged_inputs(ops::PartialShape* out) const {
+  ops::PartialShape s = shape::unknown();
+  for (int i = 0; i < num_inputs(); ++i) {
+    auto m = shape::merge(s, input_shape(i));
+    if (!m)
+      return error("inputs must have one shape: " + s.to_string() + " and input " + std::to_string(i) + " " +
+                   input_shape(i).to_string());
+    s = *m;
+  }
+  *out = std::move(s);
+  return ok_status();
+}
+
 const ShapeFunctionMap& shape_functions() {
   static const ShapeFunctionMap* functions = [] {
     auto* m = new ShapeFunctionMap;
