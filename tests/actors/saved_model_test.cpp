@@ -411,21 +411,25 @@ BOOST_AUTO_TEST_CASE(keras_lstm_gradient_with_respect_to_its_input) {
   }
 }
 
-// The Keras LSTM's weights differentiated through its signature: the
-// variable handles are passed to the signature's StatefulPartitionedCall,
-// read inside nested functions, and the kernels enter the StatelessWhile
-// as captures. d sum(dense) / d (each weight) against central differences
-// of the signature with the variable assigned value ± h (a sample of
-// elements per weight), run as written and lowered.
-BOOST_AUTO_TEST_CASE(keras_lstm_gradients_with_respect_to_its_weights) {
-  const std::string dir = model_dir("keras_lstm_from_sequential");
-  const std::vector<std::string> weights{"lstm/lstm_cell/kernel", "lstm/lstm_cell/recurrent_kernel",
-                                         "lstm/lstm_cell/bias", "dense/kernel", "dense/bias"};
-  const int steps = 5, features = 3, batch = 2;
+namespace {
+
+// A Keras model's weights differentiated through its signature, as
+// tape.gradient(loss, model.trainable_variables) does: the variable handles
+// are passed to the signature's StatefulPartitionedCall and read inside
+// nested functions (the LSTM's kernels then enter its StatelessWhile as
+// captures). d sum(c * output) / d (each weight), c a fixed random
+// weighting of the outputs, against central differences of the signature
+// with the variable assigned value ± h (a sample of elements per weight),
+// run as written and lowered.
+void check_weight_gradients(const std::string& name, const std::vector<std::string>& weights, const Shape& input_shape,
+                            const Shape& output_shape) {
+  const std::string dir = model_dir(name);
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  Tensor x(ops::DType::float32, Shape({batch, steps, features}));
+  Tensor x(ops::DType::float32, input_shape);
   for (int64_t i = 0; i < x.num_elements(); ++i) x.mutable_data<float>()[i] = u(rng);
+  Tensor c(ops::DType::float32, output_shape);
+  for (int64_t i = 0; i < c.num_elements(); ++i) c.mutable_data<float>()[i] = u(rng);
   std::string input, y;
   std::vector<std::string> dws;
   actors::SavedModelOptions o;
@@ -451,13 +455,18 @@ BOOST_AUTO_TEST_CASE(keras_lstm_gradients_with_respect_to_its_weights) {
       assign.inputs = {{handle, 0}, {value_id, 0}};
       TF_RETURN_IF_ERROR(g->add_node(std::move(assign)).status());
     }
+    graph::Node weighting;
+    weighting.name = "output_weighting";
+    weighting.op = "Const";
+    weighting.attrs = {{"dtype", ops::DType::float32}, {"value", c}};
+    TF_ASSIGN_OR_RETURN(graph::NodeId weighting_id, g->add_node(std::move(weighting)));
     TF_RETURN_IF_ERROR(graph::validate(*g, v));
     TF_ASSIGN_OR_RETURN(graph::Endpoint out, graph::parse_endpoint(*g, y));
     std::vector<graph::Endpoint> xs;
     for (const std::string& w : weights) xs.push_back({g->find(w), 0});
     graph::GradientOptions go;
     go.functional = true;
-    TF_ASSIGN_OR_RETURN(graph::GradientResult r, graph::gradients(*g, {out}, xs, {}, go));
+    TF_ASSIGN_OR_RETURN(graph::GradientResult r, graph::gradients(*g, {out}, xs, {{weighting_id, 0}}, go));
     for (const graph::Endpoint& d : r.dxs) {
       if (d.node == graph::kNoNode) return ops::Status(ops::Error::internal, "a weight got no gradient");
       dws.push_back(g->endpoint_name(d));
@@ -465,7 +474,7 @@ BOOST_AUTO_TEST_CASE(keras_lstm_gradients_with_respect_to_its_weights) {
     return ops::ok_status();
   };
   for (bool lower : {false, true}) {
-    BOOST_TEST_CONTEXT((lower ? "lowered" : "as written")) {
+    BOOST_TEST_CONTEXT(name << (lower ? ", lowered" : ", as written")) {
       o.session.lower_functional = lower;
       auto model = load(dir, testing::modes()[2], o);
       auto run = [&](const std::vector<std::string>& fetches) {
@@ -477,10 +486,11 @@ BOOST_AUTO_TEST_CASE(keras_lstm_gradients_with_respect_to_its_weights) {
         auto r = model->session().run({{w + "/value", value}}, {}, {w + "/assign"});
         BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
       };
-      auto sum_of_y = [&] {
+      auto weighted_sum = [&] {
         const Tensor t = run({y})[0];
+        BOOST_REQUIRE(t.shape() == c.shape());
         double s = 0;
-        for (int64_t i = 0; i < t.num_elements(); ++i) s += t.data<float>()[i];
+        for (int64_t i = 0; i < t.num_elements(); ++i) s += double(t.data<float>()[i]) * c.data<float>()[i];
         return s;
       };
       const std::vector<Tensor> got = run(dws);
@@ -498,21 +508,36 @@ BOOST_AUTO_TEST_CASE(keras_lstm_gradients_with_respect_to_its_weights) {
             up[static_cast<size_t>(e)] += h;
             down[static_cast<size_t>(e)] -= h;
             assign(weights[k], Tensor::from_vector<float>(original.shape(), up));
-            const double fu = sum_of_y();
+            const double fu = weighted_sum();
             assign(weights[k], Tensor::from_vector<float>(original.shape(), down));
-            const double fd = (fu - sum_of_y()) / (2.0 * h);
+            const double fd = (fu - weighted_sum()) / (2.0 * h);
             assign(weights[k], original);
             const double g = got[k].data<float>()[e];
             worst = std::max(worst, std::abs(fd - g));
             BOOST_TEST(std::abs(g - fd) <= 2e-3 * std::max(1.0, std::abs(fd)),
                        "d/d" << weights[k] << "[" << e << "] = " << g << " vs finite differences " << fd);
           }
-          BOOST_TEST_MESSAGE("Keras LSTM d/d " << weights[k] << ": largest difference from finite differences "
-                                              << worst);
+          BOOST_TEST_MESSAGE(name << " d/d " << weights[k] << ": largest difference from finite differences "
+                                  << worst);
         }
       }
     }
   }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(keras_lstm_gradients_with_respect_to_its_weights) {
+  check_weight_gradients("keras_lstm_from_sequential",
+                         {"lstm/lstm_cell/kernel", "lstm/lstm_cell/recurrent_kernel", "lstm/lstm_cell/bias",
+                          "dense/kernel", "dense/bias"},
+                         Shape({2, 5, 3}), Shape({2, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(keras_mlp_gradients_with_respect_to_its_weights) {
+  check_weight_gradients("keras_simple_model_from_auto_compile",
+                         {"dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias"}, Shape({2, 28, 28, 1}),
+                         Shape({2, 10}));
 }
 
 BOOST_AUTO_TEST_CASE(bad_checkpoints_and_requests_are_errors_that_name_what_is_wrong) {
