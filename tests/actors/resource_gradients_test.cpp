@@ -37,7 +37,10 @@ Output tanh(GraphBuilder& f, Output x) { return f.op1("Tanh", {x}); }
 //   f(x, v, w) = tanh(v) x + inner(x, w), inner(a, k) = a k   (nested calls)
 //   p ? x v² : exp(x) w                                       (an If)
 //   acc = x; 3 times: acc = tanh(acc) v + acc / 2             (a While)
-// y is their sum. `which` picks the parts: 1 call, 2 If, 4 While.
+//   a call of g(x, w): acc = x w; 2 times: acc = sigmoid(acc) w + x (a While
+//   in a function)
+// y is their sum. `which` picks the parts: 1 call, 2 If, 4 While, 8 the
+// While in a call.
 struct Program {
   graph::Graph g;
 };
@@ -58,8 +61,9 @@ Program program(int which) {
   const std::vector<DType> args{DType::float64, DType::resource, DType::resource};
   std::vector<Output> parts;
   if (which & 1) {
-    const std::string inner = b.function("inner", {DType::float64, DType::resource},
-                                         [](GraphBuilder& f, const Vars& a) { return Vars{f.mul(a[0], read(f, a[1]))}; });
+    const std::string inner = b.function("inner", {DType::float64, DType::resource}, [](GraphBuilder& f, const Vars& a) {
+      return Vars{f.mul(a[0], read(f, a[1]))};
+    });
     const std::string fn = b.function("f", args, [&](GraphBuilder& f, const Vars& a) {
       return Vars{f.add(f.mul(tanh(f, read(f, a[1])), a[0]), f.call(inner, {a[0], a[2]})[0])};
     });
@@ -85,6 +89,23 @@ Program program(int which) {
       return Vars{f.add(a[0], f.scalar<int32_t>(1)), next, a[2]};
     });
     parts.push_back(b.functional_while(cond, body, {b.scalar<int32_t>(0), x, v}, 10, {"while"})[1]);
+  }
+  if (which & 8) {
+    // A call whose body holds a While reading k: g(a, k) runs
+    // acc = sigmoid(acc) * k + a twice from acc = a * k.
+    const std::vector<DType> loop{DType::int32, DType::float64, DType::float64, DType::resource};
+    const std::vector<DType> call_args{DType::float64, DType::resource};
+    const std::string fn = b.function("loop_in_call", call_args, [&](GraphBuilder& f, const Vars& a) {
+      const std::string cond = f.function("inner_cond", loop, [](GraphBuilder& c, const Vars& v) {
+        return Vars{c.op1("Less", {v[0], c.scalar<int32_t>(2)})};
+      });
+      const std::string body = f.function("inner_body", loop, [](GraphBuilder& c, const Vars& v) {
+        Output next = c.add(c.mul(c.op1("Sigmoid", {v[1]}), read(c, v[3])), v[2]);
+        return Vars{c.add(v[0], c.scalar<int32_t>(1)), next, v[2], v[3]};
+      });
+      return Vars{f.functional_while(cond, body, {f.scalar<int32_t>(0), f.mul(a[0], read(f, a[1])), a[0], a[1]})[1]};
+    });
+    parts.push_back(b.call(fn, {x, w}, {"loop_call"})[0]);
   }
   Output y = parts[0];
   for (size_t k = 1; k < parts.size(); ++k) y = b.add(y, parts[k]);
@@ -186,12 +207,14 @@ BOOST_AUTO_TEST_CASE(variables_read_in_one_branch_of_an_if_each) { check(2, {"If
 
 BOOST_AUTO_TEST_CASE(a_variable_read_in_every_iteration_of_a_while) { check(4, {"While", "StatelessWhile"}); }
 
-BOOST_AUTO_TEST_CASE(all_three_together) { check(7, {"While", "StatelessWhile"}); }
+BOOST_AUTO_TEST_CASE(a_variable_read_in_a_while_in_a_call) { check(8, {"PartitionedCall", "StatefulPartitionedCall"}); }
+
+BOOST_AUTO_TEST_CASE(all_together) { check(15, {"While", "StatelessWhile"}); }
 
 // d/dv of d y / d x and d/dx of d y / d v: the gradient ops read the
 // variables again, and are differentiated with respect to them.
 BOOST_AUTO_TEST_CASE(second_derivatives_through_the_variables) {
-  const Program prog = program(7);
+  const Program prog = program(15);
   graph::Graph g = prog.g;
   const std::vector<std::string> first = differentiate(g, "y", true);
   graph::Graph second = g;
