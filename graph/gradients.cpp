@@ -530,6 +530,8 @@ DType GradContext::input_type(int i) const {
 DType GradContext::output_type(int i) const { return ops::base_dtype(bp_.type_of({node_, i})); }
 bool GradContext::wants(int i) const {
   const Endpoint e = node().inputs[static_cast<size_t>(i)];
+  // Inputs a gradient gave the node (a While's accumulators) are off every path.
+  if (static_cast<size_t>(e.node) >= bp_.between.size()) return false;
   return bp_.between[static_cast<size_t>(e.node)] && bp_.flows(e, node_);
 }
 const std::string& GradContext::scope() const { return bp_.scope; }
