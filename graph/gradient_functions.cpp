@@ -752,6 +752,23 @@ GradientRegistry make_global() {
     c.set(0, dx);
     return ok_status();
   });
+  add("Sin", [](C& c) -> Status {
+    TRY(Endpoint g, need_dy(c, 0));
+    TRY(Endpoint x, c.input(0));
+    TRY(Endpoint cos, c.op1("Cos", {x}));
+    TRY(Endpoint dx, c.op1("Mul", {g, cos}));
+    c.set(0, dx);
+    return ok_status();
+  });
+  add("Cos", [](C& c) -> Status {
+    TRY(Endpoint g, need_dy(c, 0));
+    TRY(Endpoint x, c.input(0));
+    TRY(Endpoint sin, c.op1("Sin", {x}));
+    TRY(Endpoint gs, c.op1("Mul", {g, sin}));
+    TRY(Endpoint dx, c.op1("Neg", {gs}));
+    c.set(0, dx);
+    return ok_status();
+  });
   add("Sqrt", by_output("SqrtGrad"));
   add("Rsqrt", by_output("RsqrtGrad"));
   add("Tanh", by_output("TanhGrad"));
@@ -838,6 +855,7 @@ GradientRegistry make_global() {
   add("GatherNd", gather_nd_grad);
   add("ScatterNd", scatter_nd_grad);
   add("Elu", grad_op_of("EluGrad", true));
+  add("Relu6", grad_op_of("Relu6Grad", false));
   add("Softsign", grad_op_of("SoftsignGrad", false));
 
   // TensorArrays.

@@ -218,15 +218,15 @@ Status scalar_out(InferenceContext& c) {
 void add_math_shape_functions(ShapeFunctionMap& m) {
   for (const char* op : {"Abs", "Elu", "Exp", "Floor", "IsFinite", "Log", "LogicalNot", "Neg", "OnesLike",
                          "ZerosLike", "Reciprocal", "Relu", "Rsqrt", "Sigmoid", "Sign", "Softsign", "Sqrt",
-                         "Square", "Tanh", "Softmax", "LogSoftmax", "InvertPermutation", "RandomShuffle",
+                         "Square", "Tanh", "Sin", "Cos", "Relu6", "Softmax", "LogSoftmax", "InvertPermutation", "RandomShuffle",
                          "StaticRegexFullMatch"})
     m[op] = unary;
   for (const char* op : {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "FloorDiv", "FloorMod", "Maximum",
                          "Minimum", "Pow", "SquaredDifference", "Equal", "NotEqual", "Greater", "GreaterEqual",
                          "Less", "LessEqual", "LogicalAnd", "LogicalOr"})
     m[op] = binary;
-  for (const char* op : {"EluGrad", "ReluGrad", "RsqrtGrad", "SigmoidGrad", "SoftsignGrad", "SqrtGrad", "TanhGrad",
-                         "ReciprocalGrad"})
+  for (const char* op : {"EluGrad", "ReluGrad", "Relu6Grad", "RsqrtGrad", "SigmoidGrad", "SoftsignGrad", "SqrtGrad",
+                         "TanhGrad", "ReciprocalGrad"})
     m[op] = same_shape_pair;
   for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"}) m[op] = reduction;
   m["AddN"] = add_n;

@@ -1,4 +1,5 @@
-// The neural-network ops: Relu and ReluGrad, Elu and EluGrad, Softsign and
+// The neural-network ops: Relu and ReluGrad, Relu6 and Relu6Grad, Elu and
+// EluGrad, Softsign and
 // SoftsignGrad, Softmax and LogSoftmax (over
 // the last axis), BiasAdd (NHWC: the bias runs along the last dimension;
 // NCHW: along dimension 1) and BiasAddGrad; register_nn_ops also registers
@@ -32,6 +33,25 @@ struct ReluGradOp : CwiseGradOp<T> {
   template <class G, class F>
   static auto eval(const G& gradients, const F& features) {
     return gradients * (features > T(0)).template cast<T>();
+  }
+};
+
+// min(max(x, 0), 6).
+template <class T>
+struct Relu6Op : CwiseOp {
+  using In = T;
+  using Out = T;
+  template <class X>
+  static auto eval(const X& x) { return x.max(T(0)).min(T(6)); }
+};
+
+// gradients where 0 < features < 6, else 0.
+template <class T>
+struct Relu6GradOp : CwiseGradOp<T> {
+  static constexpr bool kSameShape = true;
+  template <class G, class F>
+  static auto eval(const G& gradients, const F& features) {
+    return gradients * ((features > T(0)) && (features < T(6))).template cast<T>();
   }
 };
 
@@ -277,6 +297,19 @@ void register_nn_ops(OpRegistry& r) {
                           .type_attr("T", real_types())
                           .kernel(cwise_factory<CwiseGradKernel, ReluGradOp, float, double,
                                                 int32_t, int64_t>("ReluGrad")));
+  register_builtin(r, OpDef("Relu6")
+                          .input("features: T")
+                          .output("activations: T")
+                          .type_attr("T", real_types())
+                          .kernel(cwise_factory<UnaryKernel, Relu6Op, float, double, int32_t,
+                                                int64_t>("Relu6")));
+  register_builtin(r, OpDef("Relu6Grad")
+                          .input("gradients: T")
+                          .input("features: T")
+                          .output("backprops: T")
+                          .type_attr("T", real_types())
+                          .kernel(cwise_factory<CwiseGradKernel, Relu6GradOp, float, double,
+                                                int32_t, int64_t>("Relu6Grad")));
   register_builtin(r, OpDef("Elu")
                           .input("features: T")
                           .output("activations: T")

@@ -66,6 +66,16 @@ struct LogOp : SameTypeOp<T> {
   static auto eval(const X& x) { return x.log(); }
 };
 template <class T>
+struct SinOp : SameTypeOp<T> {
+  template <class X>
+  static auto eval(const X& x) { return x.sin(); }
+};
+template <class T>
+struct CosOp : SameTypeOp<T> {
+  template <class X>
+  static auto eval(const X& x) { return x.cos(); }
+};
+template <class T>
 struct TanhOp : SameTypeOp<T> {
   template <class X>
   static auto eval(const X& x) { return x.tanh(); }
@@ -180,6 +190,8 @@ void register_unary_ops(OpRegistry& r) {
   unary_op(r, "Rsqrt", float_types(), float_unary<RsqrtOp>("Rsqrt"));
   unary_op(r, "Exp", float_types(), float_unary<ExpOp>("Exp"));
   unary_op(r, "Log", float_types(), float_unary<LogOp>("Log"));
+  unary_op(r, "Sin", float_types(), float_unary<SinOp>("Sin"));
+  unary_op(r, "Cos", float_types(), float_unary<CosOp>("Cos"));
   unary_op(r, "Tanh", float_types(), float_unary<TanhOp>("Tanh"));
   unary_op(r, "Sigmoid", float_types(), float_unary<SigmoidOp>("Sigmoid"));
   unary_op(r, "Floor", float_types(), float_unary<FloorOp>("Floor"));

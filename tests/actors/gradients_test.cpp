@@ -304,6 +304,12 @@ std::vector<Case> cases() {
                   Output rows = b.op1("Gather", {r, b.vector<int32_t>({1, 1, 0})});
                   return sum_all(b, nd * nd) + sum_all2(b, rows * rows);
                 }));
+  cs.push_back(make_case("sin_cos_relu6", {{2, 3}}, [](GraphBuilder& b, const Vars& x) {
+                  Output s = b.op1("Sin", {x[0] * 1.7});
+                  Output c = b.op1("Cos", {x[0] - 0.3});
+                  Output r = b.op1("Relu6", {x[0] * 9.0 - 1.0});
+                  return sum_all2(b, s * c + r * s);
+                }));
   cs.push_back(make_case("split_over_two_devices", {{}, {}}, [](GraphBuilder& b, const Vars& x) {
                   return loop(b, 4, x[0], [&](Output v, Output) { return v * x[1] + 0.25; });
                 }, 2));

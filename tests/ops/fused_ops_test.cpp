@@ -32,7 +32,7 @@ BOOST_AUTO_TEST_SUITE(fused_ops)
 
 BOOST_AUTO_TEST_CASE(fused_matmul_equals_matmul_bias_add_activation_bitwise) {
   const Tensor a = random(Shape({5, 7}), 1), b = random(Shape({7, 3}), 2), bias = random(Shape({3}), 3);
-  for (const std::string act : {"", "Relu", "Tanh", "Sigmoid", "Elu"}) {
+  for (const std::string act : {"", "Relu", "Relu6", "Tanh", "Sigmoid", "Elu"}) {
     BOOST_TEST_CONTEXT(act) {
       Tensor want = run_op1("MatMul", {a, b}).value();
       want = run_op1("BiasAdd", {want, bias}).value();

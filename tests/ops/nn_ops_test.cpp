@@ -165,6 +165,15 @@ BOOST_AUTO_TEST_CASE(elu_and_its_gradient) {
   BOOST_TEST(contains(error_of("Elu", {i32({1}, {1})}), "not one of"));
 }
 
+BOOST_AUTO_TEST_CASE(relu6_and_its_gradient) {
+  BOOST_TEST(result("Relu6", {f32({5}, {-3, 0, 2.5f, 6, 9})}) == "float32[5] [0,0,2.5,6,6]");
+  BOOST_TEST(result("Relu6", {i32({3}, {-1, 4, 8})}) == "int32[3] [0,4,6]");
+  // gradients where 0 < features < 6
+  BOOST_TEST(result("Relu6Grad", {f32({4}, {5, 5, 5, 5}), f32({4}, {-1, 3, 6, 7})}) == "float32[4] [0,5,0,0]");
+  BOOST_TEST(error_of("Relu6Grad", {f32({2}, {1, 1}), f32({3}, {1, 1, 1})}) ==
+             "invalid_argument: Relu6Grad expects inputs of the same shape, got shapes [2] and [3]");
+}
+
 BOOST_AUTO_TEST_CASE(softsign_and_its_gradient) {
   BOOST_TEST(result("Softsign", {f32({4}, {-3, 0, 1, 7})}) == "float32[4] [-0.75,0,0.5,0.875]");
   BOOST_TEST(result("Softsign", {tensor<double>({}, {-1})}) == "float64[] -0.5");
