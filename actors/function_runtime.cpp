@@ -366,7 +366,7 @@ class FunctionalKernel final : public ops::Kernel {
     const int64_t limit = ctx.input(1).data<int32_t>()[0];
     const int64_t delta = ctx.input(2).data<int32_t>()[0];
     if (delta == 0)
-      return Status(Error::invalid_argument, fmt::format("For '{}': delta must be non-zero", call.item->node->name));
+      return Status(Error::invalid_argument, graph::for_zero_delta_message(call.item->node->name));
     started(call, -1);
     const FunctionRuntime::Body& body = *bodies_[0];
     std::vector<Tensor> vars;

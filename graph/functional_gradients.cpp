@@ -471,6 +471,11 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
   std::vector<Endpoint> dy_values;
   for (int p = 0; p < num_out; ++p)
     if (std::optional<Endpoint> d = ctx.dy(p)) {
+      if (ctx.output_type(p) == DType::resource)
+        return Status(Error::unimplemented,
+                      "output " + std::to_string(p) +
+                          " is a variable handle the function returns, and a gradient reaches it through a read "
+                          "after the call; read the variable inside the function instead");
       l.dy_ports.push_back(p);
       dy_values.push_back(*d);
     }

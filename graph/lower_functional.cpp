@@ -61,18 +61,19 @@ struct Callee {
   std::vector<DType> inputs, outputs;
 };
 
-// Whether body `f`, whose inputs and outputs are `n` single tensors,
-// returns argument i as its result i, directly or through an Identity.
-bool passes_through(const tensorflow::FunctionDef& f, size_t i, size_t n) {
+// Whether body `f`, whose inputs and outputs are single tensors, returns
+// argument `arg` as its result `result`, directly or through an Identity.
+bool passes_through(const tensorflow::FunctionDef& f, size_t arg_index, size_t result) {
   const auto& sig = f.signature();
-  if (static_cast<size_t>(sig.input_arg_size()) != n || static_cast<size_t>(sig.output_arg_size()) != n) return false;
+  if (arg_index >= static_cast<size_t>(sig.input_arg_size()) || result >= static_cast<size_t>(sig.output_arg_size()))
+    return false;
   for (const auto& a : sig.input_arg())
     if (!a.number_attr().empty() || !a.type_list_attr().empty()) return false;
   for (const auto& a : sig.output_arg())
     if (!a.number_attr().empty() || !a.type_list_attr().empty()) return false;
-  const auto ret = f.ret().find(sig.output_arg(static_cast<int>(i)).name());
+  const auto ret = f.ret().find(sig.output_arg(static_cast<int>(result)).name());
   if (ret == f.ret().end()) return false;
-  const std::string& arg = sig.input_arg(static_cast<int>(i)).name();
+  const std::string& arg = sig.input_arg(static_cast<int>(arg_index)).name();
   if (ret->second == arg) return true;
   const std::string node = ret->second.substr(0, ret->second.find(':'));
   for (const auto& def : f.node_def())
@@ -385,6 +386,20 @@ class Lowering {
     finish(index, x, {}, {}, {executed});
   }
 
+  // A variable a loop body passes through unchanged (loop variable i) is
+  // read in the body from `invariant`, a loop-invariant Enter, as
+  // TensorFlow 1's while_loop captures it, so gradients with respect to it
+  // are summed over the iterations like a captured tensor's. The body reads
+  // it gated by the Switch's taken output `taken`, so it runs in exactly
+  // the iterations it ran in before. Returns what the body reads.
+  NamedEndpoint invariant_variable(const Item& x, const std::string& name, size_t i, const std::string& invariant,
+                                   NamedEndpoint taken) {
+    const std::string k = std::to_string(i);
+    const AttrMap t = {{"T", DType::resource}};
+    const std::string pivot = add(x, name + "/pivot_" + k, "Identity", t, {taken});
+    return {add(x, name + "/read_" + k, "Identity", t, {{invariant, 0}}, {pivot}), 0};
+  }
+
   Status lower_while(size_t index, Item x) {
     const Node& n = x.spec.node;
     const std::string name = n.name;
@@ -436,19 +451,10 @@ class Lowering {
       exits.push_back({add(x, name + "/exit_" + k, "Exit", t, {{sw, 0}}), 0});
       body_in.push_back({sw, 1});
     }
-    // A variable the body passes through unchanged is read in the body from
-    // a loop-invariant Enter, as TensorFlow 1's while_loop captures it, so
-    // gradients with respect to it are summed over the iterations like a
-    // captured tensor's. The body reads it gated by the Switch's taken
-    // output, so it runs in exactly the iterations it ran in before.
-    for (size_t i = 0; i < types.size(); ++i) {
-      if (ops::base_dtype(types[i]) != DType::resource || !passes_through(*body.def, i, types.size())) continue;
-      const std::string k = std::to_string(i);
-      const AttrMap t = {{"T", DType::resource}};
-      const std::string invariant = enter_of(i, name + "/invariant_" + k, true);
-      const std::string pivot = add(x, name + "/pivot_" + k, "Identity", t, {body_in[i]});
-      body_in[i] = {add(x, name + "/read_" + k, "Identity", t, {{invariant, 0}}, {pivot}), 0};
-    }
+    for (size_t i = 0; i < types.size(); ++i)
+      if (ops::base_dtype(types[i]) == DType::resource && passes_through(*body.def, i, i))
+        body_in[i] = invariant_variable(x, name, i, enter_of(i, name + "/invariant_" + std::to_string(i), true),
+                                        body_in[i]);
     const std::string body_call = add_call(x, name + "/body", "body", body_f, body_in);
     for (size_t i = 0; i < types.size(); ++i)
       add(x, "", "NextIteration", {{"T", ops::base_dtype(types[i])}},
@@ -489,7 +495,7 @@ class Lowering {
     const std::string zero = add_const(x, name + "/zero", ops::Tensor::scalar<int32_t>(0), delta.node);
     const std::string nonzero = add(x, name + "/delta_nonzero", "NotEqual", i32, {delta, {zero, 0}});
     const std::string message = add_const(
-        x, name + "/delta_message", ops::Tensor::string_scalar("For " + quoted(name) + ": delta must be non-zero"),
+        x, name + "/delta_message", ops::Tensor::string_scalar(for_zero_delta_message(name)),
         delta.node);
     AttrList assert_types;
     assert_types.type = {DType::string};
@@ -536,6 +542,11 @@ class Lowering {
       exits.push_back({exit, 0});
       body_in.push_back({sw, 1});
     }
+    for (size_t i = 0; i < types.size(); ++i)
+      if (ops::base_dtype(types[i]) == DType::resource && passes_through(*body.def, i + 1, i))
+        body_in[i + 1] = invariant_variable(
+            x, name, i, enter(name + "/invariant_" + std::to_string(i), DType::resource, x.spec.inputs[3 + i], true),
+            body_in[i + 1]);
     const std::string body_call = add_call(x, name + "/body", "body", body_f, body_in);
     const std::string next_index = add(x, name + "/next_index", "AddV2", i32, {body_in[0], {delta_in, 0}});
     add(x, "", "NextIteration", i32, {{next_index, 0}}, {}, next_names[0]);
@@ -735,6 +746,10 @@ FunctionalKind functional_kind(const Node& n, const FunctionLibrary& lib) {
 }
 
 bool is_functional(const Node& n, const FunctionLibrary& lib) { return kind_of(n, lib) != Kind::none; }
+
+std::string for_zero_delta_message(const std::string& name) {
+  return "For " + quoted(name) + ": delta must be non-zero";
+}
 
 Expected<std::vector<Item>> expand_functional(const FunctionLibrary& lib, std::vector<Item> items,
                                               std::unordered_set<std::string>* names, ChainMap* chains,

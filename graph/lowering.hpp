@@ -64,6 +64,10 @@ enum class FunctionalKind { none, call, partitioned_call, if_op, case_op, while_
 FunctionalKind functional_kind(const Node& n, const std::function<bool(const std::string&)>& is_function);
 FunctionalKind functional_kind(const Node& n, const FunctionLibrary& lib);
 
+// The error of a For node `name` given a zero delta, the same run as
+// written, lowered, or rewritten as a While for its gradient.
+std::string for_zero_delta_message(const std::string& name);
+
 // True if the node is a functional op or calls a library function.
 bool is_functional(const Node& n, const FunctionLibrary& lib);
 

@@ -22,6 +22,7 @@
 #include "graph/function_library.hpp"
 #include "graph/functional_gradients.hpp"
 #include "graph/functional_gradients_internal.hpp"
+#include "graph/lowering.hpp"
 #include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
@@ -44,7 +45,15 @@ struct Plan {
   std::vector<DType> resource_types;
 };
 
-bool passes_through(const Body& b, size_t i) { return b.rets[i] == Endpoint{b.args[i], 0}; }
+// Whether the body returns argument i as result i, directly or through an
+// Identity (as lowering decides it, graph/lower_functional.cpp).
+bool passes_through(const Body& b, size_t i) {
+  const Endpoint arg{b.args[i], 0};
+  const Endpoint r = b.rets[i];
+  if (r == arg) return true;
+  const Node& n = b.g.node(r.node);
+  return n.op == "Identity" && r.port == 0 && n.inputs.size() == 1 && n.inputs[0] == arg;
+}
 
 ops::AttrMap int32_const(int32_t v) {
   return {{"dtype", DType::int32}, {"value", ops::Tensor::scalar<int32_t>(v)}};
@@ -181,7 +190,12 @@ Expected<tensorflow::FunctionDef> gradient_body(const Body& b, const Plan& p, co
     const DType t = p.resource_types[k];
     TF_ASSIGN_OR_RETURN(NodeId sum, w.add("variable_gradient", "Placeholder", {{"dtype", t}}));
     spec.args.push_back(sum);
-    TF_ASSIGN_OR_RETURN(Endpoint dx, copy.resolve(b.dxs[static_cast<size_t>(p.resources[k])]));
+    const Endpoint body_dx = b.dxs[static_cast<size_t>(p.resources[k])];
+    if (body_dx.node == kNoNode) {  // the body does not read it: the sum passes through
+      spec.rets.push_back({sum, 0});
+      continue;
+    }
+    TF_ASSIGN_OR_RETURN(Endpoint dx, copy.resolve(body_dx));
     TF_ASSIGN_OR_RETURN(NodeId added, w.add("variable_gradient_sum", "AddV2", {{"T", t}}, {{sum, 0}, dx}));
     spec.rets.push_back({added, 0});
   }
@@ -250,10 +264,8 @@ Expected<tensorflow::FunctionDef> for_cond_as_while(const Body& b, const std::ve
   TF_ASSIGN_OR_RETURN(NodeId more_down, w.add("more_down", "LogicalAnd", {}, {{down, 0}, {above, 0}}));
   TF_ASSIGN_OR_RETURN(NodeId more, w.add("more", "LogicalOr", {}, {{more_up, 0}, {more_down, 0}}));
   TF_ASSIGN_OR_RETURN(NodeId nonzero, w.add("delta_nonzero", "NotEqual", i32, {delta, {zero, 0}}));
-  TF_ASSIGN_OR_RETURN(NodeId message, w.add("delta_message", "Const",
-                                            {{"dtype", DType::string},
-                                             {"value", ops::Tensor::string_scalar("For " + quoted(for_node) +
-                                                                                  ": delta must be non-zero")}}));
+  const ops::Tensor text = ops::Tensor::string_scalar(for_zero_delta_message(for_node));
+  TF_ASSIGN_OR_RETURN(NodeId message, w.add("delta_message", "Const", {{"dtype", DType::string}, {"value", text}}));
   TF_ASSIGN_OR_RETURN(NodeId check, w.add("assert_delta", "Assert",
                                           {{"T", type_list({DType::string})}, {"summarize", int64_t{3}}},
                                           {{nonzero, 0}, {message, 0}}));
@@ -304,9 +316,10 @@ Status for_gradient(GradContext& ctx, const GradientOptions& options) {
     input_types.insert(input_types.end(), fw.input_types.begin(), fw.input_types.begin() + 3);
     fw.input_types = input_types;
     fw.output_types = types;
-    ops::AttrMap attrs{{"T", type_list(types)}, {"cond", func(while_cond)}, {"body", func(while_body)}};
-    if (const int64_t* pi = forward.attr<int64_t>("parallel_iterations")) attrs["parallel_iterations"] = *pi;
-    fw.attrs = std::move(attrs);
+    // The For's other attrs (its placement hints, say) stay.
+    fw.attrs["T"] = type_list(types);
+    fw.attrs["cond"] = func(while_cond);
+    fw.attrs["body"] = func(while_body);
     fw.op = op;
     fw.def = def;
   }
@@ -337,7 +350,15 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
     if (is_differentiable(p.types.back()) || (p.types.back() == DType::variant && dys.back()))
       p.grads.push_back(i);
   }
-  if (!any || p.grads.empty()) return ok_status();
+  if (!any) return ok_status();
+  if (p.grads.empty()) {
+    // No loop variable carries a gradient through the body: what reads of
+    // a variable's handle after the loop give is the handle's gradient.
+    for (int i = 0; i < n; ++i)
+      if (p.types[static_cast<size_t>(i)] == DType::resource && dys[static_cast<size_t>(i)])
+        ctx.set(i, *dys[static_cast<size_t>(i)]);
+    return ok_status();
+  }
 
   const std::string where = "body " + quoted(body->name) + ": ";
   const std::set<int> resources = wanted_resources(ctx, 0);
@@ -375,12 +396,13 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
 
   for (int i : resources) {
     const Endpoint dx = b.dxs[static_cast<size_t>(i)];
-    if (dx.node == kNoNode) continue;
+    const std::optional<Endpoint>& dy = dys[static_cast<size_t>(i)];  // a read of the While's output
+    if (dx.node == kNoNode && !dy) continue;
     if (!passes_through(b, static_cast<size_t>(i)))
       return Status(Error::unimplemented, where + "resource loop variable " + std::to_string(i) +
                                               " is not passed through unchanged: its gradient is not built");
     p.resources.push_back(i);
-    p.resource_types.push_back(out_type(b.g, dx));
+    p.resource_types.push_back(dx.node != kNoNode ? out_type(b.g, dx) : ctx.type_of(*dy));
   }
   for (const Endpoint& e : b.intermediates) p.accumulated.push_back(e);
   for (int i : b.read_args) {
@@ -456,11 +478,17 @@ Status while_gradient(GradContext& ctx, const GradientOptions& options) {
     types.push_back(p.types[static_cast<size_t>(i)]);
   }
   for (size_t k = 0; k < p.resources.size(); ++k) {
+    // The sum starts from what reads of the While's output of the handle
+    // give, else zeros like the variable's value.
+    types.push_back(p.resource_types[k]);
+    if (const std::optional<Endpoint>& dy = dys[static_cast<size_t>(p.resources[k])]) {
+      inputs.push_back(*dy);
+      continue;
+    }
     TF_ASSIGN_OR_RETURN(Endpoint handle, ctx.input(p.resources[k]));
     TF_ASSIGN_OR_RETURN(Endpoint value, ctx.op1("ReadVariableOp", {handle}, {{"dtype", p.resource_types[k]}}));
     TF_ASSIGN_OR_RETURN(Endpoint zeros, ctx.op1("ZerosLike", {value}));
     inputs.push_back(zeros);
-    types.push_back(p.resource_types[k]);
   }
   const std::string grad_body = unique_function(g, body->name + "_grad");
   TF_RETURN_IF_ERROR(add_function(g, gradient_body(b, p, g, grad_body, options)).with_prefix(where));
