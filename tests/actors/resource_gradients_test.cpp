@@ -315,4 +315,28 @@ BOOST_AUTO_TEST_CASE(resources_get_gradients_only_when_asked_for) {
   }
 }
 
+// A call that returns the handle it is given, read after the call: that
+// read's gradient cannot be passed back through the call, so gradients()
+// says so instead of leaving it out.
+BOOST_AUTO_TEST_CASE(a_handle_a_call_returns_and_that_is_read_after_it_is_an_error) {
+  GraphBuilder b;
+  Output x = b.placeholder(DType::float64, kScalar, "x");
+  Output v = b.op1("VarHandleOp", {}, {{"dtype", DType::float64}, {"shape", kScalar}, {"shared_name", std::string("v")}},
+                   "v");
+  const std::string fn = b.function("pass", {DType::float64, DType::resource}, [](GraphBuilder& f, const Vars& a) {
+    return Vars{f.mul(a[0], read(f, a[1])), a[1]};
+  });
+  graph::Outputs out = b.call(fn, {x, v}, {"call"});
+  b.op1("Identity", {b.mul(out[0], read(b, out[1]))}, {}, "y");
+  auto g = b.finish();
+  BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  graph::GradientOptions o;
+  o.functional = true;
+  auto r = graph::gradients(*g, {{g->find("y"), 0}}, {{g->find("v"), 0}}, {}, o);
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.status().message().find("output 1 is a variable handle the function returns") != std::string::npos,
+             r.status().to_string());
+  BOOST_TEST(r.status().message().find("'call'") != std::string::npos, r.status().to_string());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
