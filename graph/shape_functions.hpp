@@ -100,6 +100,10 @@ void add_math_shape_functions(ShapeFunctionMap& m);
 void add_nn_shape_functions(ShapeFunctionMap& m);
 void add_state_shape_functions(ShapeFunctionMap& m);
 
+// A rule whose one output has the shape of input `i` (unknown when the
+// node has no input i).
+ShapeFn shape_of_input(int i);
+
 // --- helpers the rules share ------------------------------------------------
 namespace shape {
 

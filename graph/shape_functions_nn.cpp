@@ -98,13 +98,6 @@ ShapeFn shape_from_value(int i) {
   };
 }
 
-ShapeFn shape_of_input(int i) {
-  return [i](InferenceContext& c) {
-    c.set_output(0, c.input_shape(i));
-    return ok_status();
-  };
-}
-
 Status bias_add(InferenceContext& c) {
   const PartialShape& v = c.input_shape(0);
   const PartialShape& b = c.input_shape(1);

@@ -24,13 +24,6 @@ Status pass_through(InferenceContext& c) {
   return ok_status();
 }
 
-ShapeFn shape_of_input(int i) {
-  return [i](InferenceContext& c) {
-    if (i < c.num_inputs()) c.set_output(0, c.input_shape(i));
-    return ok_status();
-  };
-}
-
 // The shape in a `shape` attr (VariableV2).
 Status shape_attr(InferenceContext& c) {
   if (const auto* s = c.attr<PartialShape>("shape")) c.set_output(0, *s);

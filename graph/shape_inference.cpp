@@ -198,6 +198,13 @@ Status InferenceContext::error(const std::string& what) const {
   return Status(Error::invalid_argument, fmt::format("{} '{}': {}", node_.op, node_.name, what));
 }
 
+ShapeFn shape_of_input(int i) {
+  return [i](InferenceContext& c) {
+    if (i < c.num_inputs()) c.set_output(0, c.input_shape(i));
+    return ok_status();
+  };
+}
+
 Status InferenceContext::merged_inputs(ops::PartialShape* out) const {
   ops::PartialShape s = shape::unknown();
   for (int i = 0; i < num_inputs(); ++i) {
