@@ -101,8 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!c.ok()) return -1;  // nothing to run: not worth keeping in the corpus
   Outcome subject = run(*c, options(*c, false), 2);
   if (!c->deterministic_result) return 0;
-  Outcome reference = c->devices > 1 || c->threaded ? run(*c, options(*c, true), 1) : subject;
-  if ((c->devices > 1 || c->threaded) && !timed_out(subject) && !timed_out(reference) && !same(subject, reference))
+  const bool spread = c->devices > 1 || c->threaded;  // else the subject is the one-device run
+  Outcome reference = spread ? run(*c, options(*c, true), 1) : subject;
+  if (spread && !timed_out(subject) && !timed_out(reference) && !same(subject, reference))
     finding("on " + std::to_string(c->devices) + " device(s)" + (c->threaded ? ", threaded: " : ": ") +
             subject.to_string() + "; on one device: " + reference.to_string());
   // The graph optimiser changes no value (docs/optimizer.md): a step that

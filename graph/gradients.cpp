@@ -259,6 +259,14 @@ struct Backprop {
     TF_ASSIGN_OR_RETURN(NodeId id, add(op, inputs, std::move(attrs), std::move(control), base));
     return Endpoint{id, 0};
   }
+  // Zeros shaped like `e`; of a resource, zeros of the `held` value the
+  // variable holds (a variable's gradient is its value's).
+  Expected<Endpoint> zeros_like(Endpoint e, DType held, const std::string& base) {
+    if (ops::base_dtype(type_of(e)) == DType::resource) {
+      TF_ASSIGN_OR_RETURN(e, add1("ReadVariableOp", {e}, {{"dtype", held}}, {}, "read"));
+    }
+    return add1("ZerosLike", {e}, {}, {}, base);
+  }
   void add_control(NodeId to, NodeId from) {
     auto& c = g.mutable_node(to).control_inputs;
     if (std::find(c.begin(), c.end(), from) == c.end()) c.push_back(from);
@@ -853,12 +861,8 @@ Status Backprop::process(NodeId id) {
       for (int k = 0; k < 2; ++k) {
         if (d[k]) continue;
         TF_ASSIGN_OR_RETURN(Endpoint value, real({id, k}, ctx));
-        if (ops::base_dtype(type_of(value)) == DType::resource) {
-          // A variable's gradient is its value's: zeros of what it holds.
-          const DType held = ops::base_dtype(type_of(*d[1 - k]));
-          TF_ASSIGN_OR_RETURN(value, add1("ReadVariableOp", {value}, {{"dtype", held}}, {}, "read"));
-        }
-        TF_ASSIGN_OR_RETURN(d[k], add1("ZerosLike", {value}, {}, {}, k ? "zeros_true" : "zeros_false"));
+        const DType held = ops::base_dtype(type_of(*d[1 - k]));
+        TF_ASSIGN_OR_RETURN(d[k], zeros_like(value, held, k ? "zeros_true" : "zeros_false"));
       }
       TF_ASSIGN_OR_RETURN(Endpoint merged, add1("Merge", {*d[0], *d[1]}, {}, {}, "cond_grad"));
       return propagate(id, {merged, std::nullopt});
@@ -909,10 +913,7 @@ Status Backprop::process(NodeId id) {
       // A loop invariant: its gradient summed over the iterations by an
       // accumulator loop variable of the gradient loop.
       TF_ASSIGN_OR_RETURN(Endpoint value, real(n.inputs[0], parent(ctx)));
-      if (ops::base_dtype(type_of(n.inputs[0])) == DType::resource) {
-        TF_ASSIGN_OR_RETURN(value, add1("ReadVariableOp", {value}, {{"dtype", ops::base_dtype(type_of(*d))}}, {}, "read"));
-      }
-      TF_ASSIGN_OR_RETURN(Endpoint zeros, add1("ZerosLike", {value}, {}, {}, "b_acc_zeros"));
+      TF_ASSIGN_OR_RETURN(Endpoint zeros, zeros_like(value, ops::base_dtype(type_of(*d)), "b_acc_zeros"));
       TF_ASSIGN_OR_RETURN(Endpoint entered, add1("Enter", {zeros}, enter_attrs(L.frame, false, L.parallel_iterations), {}, "b_acc"));
       TF_ASSIGN_OR_RETURN(NodeId merge, add("Merge", {entered, entered}, {}, {}, "b_acc_merge"));
       TF_ASSIGN_OR_RETURN(NodeId sw, add("Switch", {{merge, 0}, L.gpivot}, {}, {}, "b_acc_switch"));
@@ -1149,12 +1150,8 @@ Expected<GradientResult> gradients(Graph& g, const std::vector<Endpoint>& ys,
   for (const Endpoint& x : xs) {
     TF_ASSIGN_OR_RETURN(std::optional<Endpoint> d, bp.sum(x));
     if (!d && options.unconnected == GradientOptions::Unconnected::zeros) {
-      Endpoint value = x;
-      if (ops::base_dtype(bp.type_of(x)) == DType::resource) {
-        const DType* dt = work.node(x.node).attr<DType>("dtype");
-        TF_ASSIGN_OR_RETURN(value, bp.add1("ReadVariableOp", {x}, {{"dtype", dt ? *dt : DType::float32}}, {}, "read"));
-      }
-      TF_ASSIGN_OR_RETURN(d, bp.add1("ZerosLike", {value}, {}, {}, "zeros"));
+      const DType* held = work.node(x.node).attr<DType>("dtype");
+      TF_ASSIGN_OR_RETURN(d, bp.zeros_like(x, held ? *held : DType::float32, "zeros"));
     }
     bp.result.dxs.push_back(d.value_or(Endpoint{kNoNode, 0}));
   }
