@@ -227,15 +227,19 @@ class Partitioner {
       if (node_role(g_.node(id)) != OpRole::next_iteration || g_.node(id).inputs.empty()) continue;
       const int e = dev(id);
       const std::string prefix = fmt::format("_cf/{}/{}/", frame.name, short_[static_cast<size_t>(e)]);
-      // The indicator reads the NextIteration's input where the
-      // NextIteration runs (a value from another device crosses once, for
-      // both), and turns it into a bool through a control edge, which
-      // carries the deadness of its node.
+      // The indicator reads every input of the NextIteration, data and
+      // control, where the NextIteration runs (a value from another device
+      // crosses once, for both), so it is dead exactly when the
+      // NextIteration is: a NextIteration whose value is live but one of
+      // whose control inputs is dead starts no iteration (docs/protocol.md,
+      // "Why the partitioned graph computes what the original computes").
+      // A control edge from it turns that into a bool.
       const Endpoint src = g_.node(id).inputs[0];
       Node probe;
       probe.name = prefix + "live_of/" + g_.node(id).name;
       probe.op = "Identity";
       probe.inputs = {src};
+      probe.control_inputs = g_.node(id).control_inputs;
       probe.attrs["T"] = ops::base_dtype(g_.node(src.node).output_types[static_cast<size_t>(src.port)]);
       mark(probe);
       const NodeId anchor = add(std::move(probe), e);
