@@ -215,8 +215,12 @@ Expected<Outputs> GraphBuilder::build_while(const std::string& scope, const Loop
                         ops::dtype_name(ops::base_dtype(vars[i].dtype)) + " to " +
                         ops::dtype_name(ops::base_dtype(next[i].dtype)));
     TF_ASSIGN_OR_RETURN(Output x, capture(wc, next[i], where + " body"));
+    // A loop invariant returned as is would keep the loop going in its last
+    // iteration: the pivot edge TensorFlow gives such a NextIteration.
+    std::vector<NodeId> control;
+    add_pivot_dependency(wc, {x}, &control);
     TF_ASSIGN_OR_RETURN(NodeId ni, add_raw(unique_name(prefix, "NextIteration"), "NextIteration",
-                                           {x}, t_attr(x), wc));
+                                           {x}, t_attr(x), wc, std::move(control)));
     graph_.mutable_node(merges[i]).inputs[1] = Endpoint{ni, 0};
   }
   current_ = outer;

@@ -1,0 +1,119 @@
+#include "difftest.hpp"
+
+#include <fmt/format.h>
+
+#include "actors/session.hpp"
+
+namespace tagflow::difftest {
+
+std::string RunConfig::describe() const {
+  std::string s = fmt::format("{} device{}", devices, devices == 1 ? "" : "s");
+  if (devices > 1) s += round_robin ? ", round-robin" : fmt::format(", random:{}", seed);
+  s += deterministic ? ", deterministic" : fmt::format(", {} thread{}", threads, threads == 1 ? "" : "s");
+  if (iteration_actors) s += ", iteration actors";
+  if (lower) s += ", lowered";
+  return s;
+}
+
+std::string RunConfig::flags() const {
+  std::string s = fmt::format("--devices {}", devices);
+  if (devices > 1) s += round_robin ? " --place round-robin" : fmt::format(" --place random:{}", seed);
+  if (!deterministic) s += fmt::format(" --threads {}", threads);
+  if (lower) s += " --lower";
+  return s;
+}
+
+std::string Outcome::summary() const {
+  if (!ok) return message;
+  std::string s;
+  for (const std::string& v : values) s += (s.empty() ? "" : "; ") + v;
+  return s;
+}
+
+namespace {
+
+std::string bits(const ops::Tensor& t) {
+  std::string s = fmt::format("{} {} ", ops::dtype_name(t.dtype()), t.shape().to_string());
+  const auto* p = static_cast<const unsigned char*>(t.raw_data());
+  for (size_t i = 0; p != nullptr && i < t.byte_size(); ++i) s += fmt::format("{:02x}", p[i]);
+  return s + " (" + t.values_string(8) + ")";
+}
+
+}  // namespace
+
+Outcome run_once(const Emitted& e, const RunConfig& c, const Limits& limits) {
+  Outcome out;
+  actors::SessionOptions o;
+  o.num_devices = c.devices;
+  o.placement.strategy = c.round_robin ? graph::PlacementOptions::Strategy::round_robin
+                                       : graph::PlacementOptions::Strategy::random;
+  o.placement.seed = c.seed;
+  o.deterministic = c.deterministic;
+  o.threads = c.deterministic ? 1 : c.threads;
+  o.iteration_actors = c.iteration_actors;
+  o.lower_functional = c.lower;
+  o.timeout = limits.timeout;
+  o.max_iterations = limits.max_iterations;
+  auto fail = [&](const ops::Status& s) {
+    out.ok = false;
+    out.code = s.code();
+    out.message = s.to_string();
+    return out;
+  };
+  auto session = actors::Session::create(e.graph, o);
+  if (!session.ok()) return fail(session.status());
+  for (const std::string& init : e.inits) {
+    auto r = (*session)->run({}, {}, {init});
+    if (!r.ok()) return fail(r.status().with_prefix("init " + init + ": "));
+  }
+  auto r = (*session)->run(e.feeds, e.fetches);
+  if (!r.ok()) return fail(r.status());
+  out.ok = true;
+  for (const ops::Tensor& t : *r) out.values.push_back(bits(t));
+  return out;
+}
+
+bool agree(const Outcome& reference, const Outcome& got) {
+  if (reference.ok != got.ok) return false;
+  return reference.ok ? reference.values == got.values : reference.code == got.code;
+}
+
+RunConfig reference_config() { return RunConfig{}; }
+
+std::vector<RunConfig> draw_configs(std::mt19937_64& rng, Form form, int count) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::vector<RunConfig> out;
+  for (int k = 0; k < count; ++k) {
+    RunConfig c;
+    // One device at other thread counts and executor modes now and then;
+    // split mostly.
+    c.devices = k == 0 || pick(0, 4) > 0 ? pick(2, 5) : 1;
+    c.round_robin = pick(0, 5) == 0;
+    c.seed = static_cast<uint64_t>(pick(1, 1 << 30));
+    const int mode = pick(0, 3);
+    c.deterministic = mode == 0;
+    c.threads = mode == 3 ? 4 : mode == 2 ? 2 : 1;
+    c.iteration_actors = pick(0, 1) == 1;
+    // A TF 2 graph: lowered mostly (the TF 1 executor split), as written
+    // now and then on several devices.
+    c.lower = form == Form::tf2 && (k == 0 || pick(0, 3) > 0);
+    out.push_back(c);
+  }
+  return out;
+}
+
+bool usable_reference(const Outcome& o) {
+  if (o.ok) return true;
+  switch (o.code) {
+    case ops::Error::resource_exhausted:
+    case ops::Error::deadline_exceeded:
+    case ops::Error::internal:
+    case ops::Error::aborted:
+    case ops::Error::unavailable:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace tagflow::difftest

@@ -1,0 +1,70 @@
+// The split-versus-one-device test (docs/testing.md): a program, written in
+// one form, runs on one device and then under other configurations —
+// 1 to 5 devices, random and round-robin placements, CAF's deterministic
+// scheduler or 1, 2 and 4 threads, with and without the executor's
+// shortcuts (iteration actors everywhere), TF 2 graphs as written and
+// lowered — and every run must give the one-device values bit for bit, or
+// fail with the same error code. A disagreement is shrunk (shrink.hpp) and
+// saved as a regression case (regression.hpp). Thread-compatible: every run
+// makes its own session.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "emit.hpp"
+#include "graph/placement.hpp"
+#include "ops/status.hpp"
+
+namespace tagflow::difftest {
+
+struct RunConfig {
+  int devices = 1;
+  bool round_robin = false;  // else random:seed
+  uint64_t seed = 1;
+  bool deterministic = true;
+  int threads = 1;
+  bool iteration_actors = false;
+  bool lower = false;  // functional ops lowered (tf2 graphs; the others have none)
+
+  // "3 devices, random:7, 2 threads, iteration actors"
+  std::string describe() const;
+  // The same as `tagflow run` flags (where the CLI has them).
+  std::string flags() const;
+};
+
+struct Outcome {
+  bool ok = false;
+  ops::Error code = ops::Error::ok;
+  std::string message;
+  std::vector<std::string> values;  // per fetch: dtype, shape and the bytes in hex
+  std::string summary() const;
+};
+
+struct Limits {
+  std::chrono::milliseconds timeout{10000};
+  int64_t max_iterations = 500;
+};
+
+Outcome run_once(const Emitted& e, const RunConfig& c, const Limits& limits = {});
+
+// Whether `got` is what the reference gave: the same values bit for bit,
+// or an error of the same code.
+bool agree(const Outcome& reference, const Outcome& got);
+
+// The reference run of a form: one device, deterministic, as written.
+RunConfig reference_config();
+
+// `count` configurations drawn for one graph of `form`.
+std::vector<RunConfig> draw_configs(std::mt19937_64& rng, Form form, int count);
+
+// The outcome of the reference is usable: the program ran, or failed with
+// an error the graph itself makes (not a limit, a timeout or an internal
+// error, which would mean the generator made a graph that does not end).
+bool usable_reference(const Outcome& o);
+
+}  // namespace tagflow::difftest
