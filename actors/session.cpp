@@ -336,6 +336,13 @@ struct Session::Impl {
     return system.spawn<PartitionActor>(p.execs[i], fetches, std::move(env));
   }
 
+  graph::PartitionMutant partition_mutant() const {
+    graph::PartitionMutant m;
+    m.indicators_ignore_control_inputs =
+        options.protocol_mutant == SessionOptions::ProtocolMutant::indicators_ignore_control_inputs;
+    return m;
+  }
+
   ops::Expected<std::shared_ptr<const Prepared>> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
                                                          const std::vector<std::string>& targets) {
     std::string sig = signature(feeds, fetches, targets);
@@ -375,7 +382,7 @@ struct Session::Impl {
       graphs.push_back(std::move(sg.graph));
     } else {
       graph::write_devices(placed, &sg.graph);
-      TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices));
+      TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices, partition_mutant()));
       for (graph::Partition& part : parts) {
         p->partition_devices.push_back(part.device);
         graphs.push_back(std::move(part.graph));

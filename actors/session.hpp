@@ -61,7 +61,9 @@ struct SessionOptions {
   // a partition drops a transfer that reaches it before the step has
   // started there, instead of holding it — wrong only in the orders where
   // a peer's transfer overtakes the coordinator's start.
-  enum class ProtocolMutant { none, partition_drops_early_transfers };
+  // indicators_ignore_control_inputs: graph::PartitionMutant's — a split
+  // loop whose NextIteration is dead only through a control input runs on.
+  enum class ProtocolMutant { none, partition_drops_early_transfers, indicators_ignore_control_inputs };
   ProtocolMutant protocol_mutant = ProtocolMutant::none;
   trace::Sink* events = nullptr;  // not owned; must outlive the session
   std::chrono::nanoseconds timeout{0};  // per step; 0: none

@@ -31,8 +31,8 @@ struct ControlLoop {
 
 class Partitioner {
  public:
-  Partitioner(const Graph& placed, const std::vector<std::string>& devices)
-      : g_(placed), requested_(devices) {}
+  Partitioner(const Graph& placed, const std::vector<std::string>& devices, const PartitionMutant& mutant)
+      : g_(placed), requested_(devices), mutant_(mutant) {}
 
   Expected<std::vector<Partition>> run() {
     TF_RETURN_IF_ERROR(index_devices());
@@ -239,7 +239,7 @@ class Partitioner {
       probe.name = prefix + "live_of/" + g_.node(id).name;
       probe.op = "Identity";
       probe.inputs = {src};
-      probe.control_inputs = g_.node(id).control_inputs;
+      if (!mutant_.indicators_ignore_control_inputs) probe.control_inputs = g_.node(id).control_inputs;
       probe.attrs["T"] = ops::base_dtype(g_.node(src.node).output_types[static_cast<size_t>(src.port)]);
       mark(probe);
       const NodeId anchor = add(std::move(probe), e);
@@ -440,6 +440,7 @@ class Partitioner {
 
   Graph g_;
   std::vector<std::string> requested_;
+  PartitionMutant mutant_;
   std::vector<std::string> devices_;  // canonical full names
   std::vector<std::string> short_;    // short names, for node names and keys
   std::vector<int> dev_;              // device index by NodeId
@@ -452,8 +453,9 @@ class Partitioner {
 }  // namespace
 
 Expected<std::vector<Partition>> partition_graph(const Graph& placed,
-                                                 const std::vector<std::string>& devices) {
-  return Partitioner(placed, devices).run();
+                                                 const std::vector<std::string>& devices,
+                                                 const PartitionMutant& mutant) {
+  return Partitioner(placed, devices, mutant).run();
 }
 
 }  // namespace tagflow::graph

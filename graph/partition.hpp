@@ -27,8 +27,18 @@ struct Partition {
 // node's device is one of `devices` (full names). Returns one partition per
 // device that holds nodes, in the order of `devices`. Errors name the node:
 // a node on no listed device, a NextIteration and its Merge on two devices.
+// Fault injection for the tests that must catch a broken distributed loop
+// (the randomized split-versus-one-device test, docs/testing.md); never set
+// outside tests. indicators_ignore_control_inputs: a NextIteration's live
+// indicator reads its data input only, so a NextIteration made dead by a
+// control input alone still keeps the continue signal live.
+struct PartitionMutant {
+  bool indicators_ignore_control_inputs = false;
+};
+
 Expected<std::vector<Partition>> partition_graph(const Graph& placed,
-                                                 const std::vector<std::string>& devices);
+                                                 const std::vector<std::string>& devices,
+                                                 const PartitionMutant& mutant = {});
 
 // The `tensor_name` of the transfer of output `port` of node `src` (port
 // kControlPort for its control output) to the device whose short name

@@ -52,6 +52,7 @@ Outcome run_once(const Emitted& e, const RunConfig& c, const Limits& limits) {
   o.threads = c.deterministic ? 1 : c.threads;
   o.iteration_actors = c.iteration_actors;
   o.lower_functional = c.lower;
+  if (c.mutant) o.protocol_mutant = actors::SessionOptions::ProtocolMutant::indicators_ignore_control_inputs;
   o.timeout = limits.timeout;
   o.max_iterations = limits.max_iterations;
   auto fail = [&](const ops::Status& s) {
@@ -66,10 +67,14 @@ Outcome run_once(const Emitted& e, const RunConfig& c, const Limits& limits) {
     auto r = (*session)->run({}, {}, {init});
     if (!r.ok()) return fail(r.status().with_prefix("init " + init + ": "));
   }
-  auto r = (*session)->run(e.feeds, e.fetches);
-  if (!r.ok()) return fail(r.status());
+  // Two steps: the second reuses the prepared step and the partitions'
+  // state, and sees what the first did to the variables.
+  for (int step = 0; step < 2; ++step) {
+    auto r = (*session)->run(e.feeds, e.fetches);
+    if (!r.ok()) return fail(step == 0 ? r.status() : r.status().with_prefix("step 2: "));
+    for (const ops::Tensor& t : *r) out.values.push_back(bits(t));
+  }
   out.ok = true;
-  for (const ops::Tensor& t : *r) out.values.push_back(bits(t));
   return out;
 }
 
@@ -114,6 +119,30 @@ bool usable_reference(const Outcome& o) {
     default:
       return true;
   }
+}
+
+GraphCheck check_graph(const Program& p, Form form, uint64_t config_seed, int configs, bool mutant) {
+  GraphCheck r;
+  auto e = emit(p, form);
+  if (!e.ok()) {
+    r.build_error = e.status().to_string();
+    return r;
+  }
+  r.nodes = e->graph.num_nodes();
+  r.reference = run_once(*e, reference_config());
+  r.usable = usable_reference(r.reference);
+  if (!r.usable) return r;
+  std::mt19937_64 rng(config_seed);
+  for (RunConfig c : draw_configs(rng, form, configs)) {
+    c.mutant = mutant;
+    r.runs.push_back(c);
+    r.got = run_once(*e, c);
+    if (!agree(r.reference, r.got)) {
+      r.disagrees = true;
+      break;
+    }
+  }
+  return r;
 }
 
 }  // namespace tagflow::difftest

@@ -30,6 +30,9 @@ struct RunConfig {
   int threads = 1;
   bool iteration_actors = false;
   bool lower = false;  // functional ops lowered (tf2 graphs; the others have none)
+  // Tests of the test: the partitioner's defect it must find
+  // (SessionOptions::ProtocolMutant::indicators_ignore_control_inputs).
+  bool mutant = false;
 
   // "3 devices, random:7, 2 threads, iteration actors"
   std::string describe() const;
@@ -66,5 +69,19 @@ std::vector<RunConfig> draw_configs(std::mt19937_64& rng, Form form, int count);
 // an error the graph itself makes (not a limit, a timeout or an internal
 // error, which would mean the generator made a graph that does not end).
 bool usable_reference(const Outcome& o);
+
+// One program in one form, checked: built, run on one device, then under
+// `configs` configurations drawn from `config_seed` (`mutant` set in each),
+// until one disagrees.
+struct GraphCheck {
+  std::string build_error;  // the form could not be built ("" if it was)
+  Outcome reference;
+  bool usable = false;      // usable_reference(reference)
+  std::vector<RunConfig> runs;  // the configurations run besides the reference
+  bool disagrees = false;   // the last of `runs` disagreed
+  Outcome got;              // its outcome
+  int nodes = 0;
+};
+GraphCheck check_graph(const Program& p, Form form, uint64_t config_seed, int configs, bool mutant = false);
 
 }  // namespace tagflow::difftest

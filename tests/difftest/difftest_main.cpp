@@ -48,6 +48,7 @@ struct Tally {
   int64_t graphs = 0, runs = 0, skipped = 0, disagreements = 0, nodes = 0;
   std::map<int, int64_t> by_devices;
   std::map<std::string, int64_t> by_mode;
+  std::map<std::string, int64_t> references;  // "ok" or the error code
   int64_t explored = 0, explore_runs = 0, explore_incomplete = 0, explore_skipped = 0;
   std::vector<std::string> skipped_examples;
 };
@@ -56,7 +57,7 @@ struct Driver {
   std::vector<Form> forms;
   int configs = 4;
   std::string save_dir;
-  bool quiet = false;
+  bool mutant = false;
   std::mutex mu;
   std::map<Form, Tally> tally;
 
@@ -82,47 +83,36 @@ struct Driver {
 
   void one(uint64_t seed, Form form) {
     const Program p = random_program(program_seed(seed, form), options_for(form));
-    auto e = emit(p, form);
-    if (!e.ok()) {
+    const GraphCheck c = check_graph(p, form, program_seed(seed, form) * 7919 + 1, configs, mutant);
+    if (!c.build_error.empty()) {
       std::lock_guard<std::mutex> lock(mu);
       ++tally[form].disagreements;
       std::printf("GENERATOR: seed %llu, form %s does not build: %s\n%s", static_cast<unsigned long long>(seed),
-                  form_name(form), e.status().to_string().c_str(), p.describe().c_str());
+                  form_name(form), c.build_error.c_str(), p.describe().c_str());
       return;
     }
-    const Outcome reference = run_once(*e, reference_config());
-    if (!usable_reference(reference)) {
+    if (!c.usable) {
       std::lock_guard<std::mutex> lock(mu);
       Tally& t = tally[form];
       ++t.skipped;
       if (t.skipped_examples.size() < 3)
-        t.skipped_examples.push_back(fmt::format("seed {}: {}", seed, reference.message));
+        t.skipped_examples.push_back(fmt::format("seed {}: {}", seed, c.reference.message));
       return;
     }
-    std::mt19937_64 rng(program_seed(seed, form) * 7919 + 1);
-    int runs = 1;
-    std::vector<RunConfig> done;
-    for (const RunConfig& c : draw_configs(rng, form, configs)) {
-      const Outcome got = run_once(*e, c);
-      ++runs;
-      done.push_back(c);
-      if (!agree(reference, got)) {
-        report_failure(seed, form, p, c, reference, got);
-        break;
-      }
-    }
+    if (c.disagrees) report_failure(seed, form, p, c.runs.back(), c.reference, c.got);
     std::lock_guard<std::mutex> lock(mu);
     Tally& t = tally[form];
     ++t.graphs;
-    t.runs += runs;
-    t.nodes += e->graph.num_nodes();
+    ++t.references[c.reference.ok ? "ok" : ops::to_string(c.reference.code)];
+    t.runs += 1 + static_cast<int64_t>(c.runs.size());
+    t.nodes += c.nodes;
     ++t.by_devices[1];
     ++t.by_mode["deterministic"];
-    for (const RunConfig& c : done) {
-      ++t.by_devices[c.devices];
-      ++t.by_mode[c.deterministic ? std::string("deterministic") : fmt::format("{} threads", c.threads)];
-      if (c.iteration_actors) ++t.by_mode["iteration actors"];
-      if (c.lower) ++t.by_mode["lowered"];
+    for (const RunConfig& r : c.runs) {
+      ++t.by_devices[r.devices];
+      ++t.by_mode[r.deterministic ? std::string("deterministic") : fmt::format("{} threads", r.threads)];
+      if (r.iteration_actors) ++t.by_mode["iteration actors"];
+      if (r.lower) ++t.by_mode["lowered"];
     }
   }
 
@@ -186,6 +176,7 @@ int main(int argc, char** argv) {
   app.add_option("--explore", explore, "small programs per GraphDef form to explore (default 0)");
   app.add_option("--jobs", jobs, "programs run at once (default 1)");
   app.add_option("--save", d.save_dir, "directory for shrunk disagreements (regression cases)");
+  app.add_flag("--mutant", d.mutant, "break the partitioner the way the test must catch (a test of the test)");
   app.add_option("--print", print, "print the program of this seed and its graph, and exit");
   app.add_option("--print-form", print_form, "the form --print writes (default tf1)");
   CLI11_PARSE(app, argc, argv);
@@ -244,6 +235,8 @@ int main(int argc, char** argv) {
     std::string devices, modes;
     for (const auto& [n, c] : t.by_devices) devices += fmt::format(" {}:{}", n, c);
     for (const auto& [m, c] : t.by_mode) modes += fmt::format(" {}: {};", m, c);
+    std::string outcomes;
+    for (const auto& [o, c] : t.references) outcomes += fmt::format(" {}: {}", o, c);
     std::printf("  %-9s %lld graphs (%.0f nodes on average), %lld runs; devices%s;%s %lld skipped, %lld "
                 "disagreements\n",
                 form_name(form), static_cast<long long>(t.graphs),
@@ -255,6 +248,7 @@ int main(int argc, char** argv) {
                   "skipped: over 3 iterations)\n",
                   "", static_cast<long long>(t.explored), static_cast<long long>(t.explore_runs),
                   static_cast<long long>(t.explore_incomplete), static_cast<long long>(t.explore_skipped));
+    std::printf("  %-9s one device:%s\n", "", outcomes.c_str());
     for (const std::string& s : t.skipped_examples) std::printf("      skipped %s\n", s.c_str());
     disagreements += t.disagreements;
   }

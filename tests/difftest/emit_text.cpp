@@ -333,7 +333,9 @@ class TextWriter {
     // TensorArrays and stacks: made before the loop; a hidden counter of
     // iterations (and the TensorArray's flow) are loop variables too.
     const bool counted = st.tensor_array || st.stack;
-    const std::string ta = L + "ta", stack = L + "stack";
+    // (named in P, where they are: "L3_ta" beside the loop's "L3/...")
+    const std::string around = prefix(P) + fmt::format("L{}_", s);
+    const std::string ta = around + "ta", stack = around + "stack";
     if (st.tensor_array) {
       node(ta, "TensorArrayV3", {ref(Value::of(0, true), P)},
            Attrs().type("dtype", kInt).scalar_shape("element_shape").b("dynamic_size", true)
@@ -417,15 +419,15 @@ class TextWriter {
     }
     if (st.tensor_array) {
       const std::string flow = L + fmt::format("x{}", flow_var);
-      node(L + "size", "TensorArraySizeV3", {ta, flow}, Attrs());
-      node(L + "range", "Range", {ref(Value::of(0, true), P), L + "size", ref(Value::of(1, true), P)},
+      node(around + "size", "TensorArraySizeV3", {ta, flow}, Attrs());
+      node(around + "range", "Range", {ref(Value::of(0, true), P), around + "size", ref(Value::of(1, true), P)},
            Attrs().type("Tidx", kInt));
-      node(L + "gather", "TensorArrayGatherV3", {ta, L + "range", flow},
+      node(around + "gather", "TensorArrayGatherV3", {ta, around + "range", flow},
            Attrs().type("dtype", kInt).scalar_shape("element_shape"));
-      node(L + "sum", "Sum", {L + "gather", ref(Value::of(0, true), P)},
+      node(around + "sum", "Sum", {around + "gather", ref(Value::of(0, true), P)},
            Attrs().type("T", kInt).type("Tidx", kInt).b("keep_dims", false));
-      slot(P, out++) = L + "size";
-      slot(P, out++) = L + "sum";
+      slot(P, out++) = around + "size";
+      slot(P, out++) = around + "sum";
     }
     if (st.stack) {
       slot(P, out++) = pop_loop(s, stack, L + fmt::format("x{}", count_var));
@@ -437,7 +439,7 @@ class TextWriter {
   std::string pop_loop(int s, const std::string& stack, const std::string& count) {
     const Stmt& st = stmt(s);
     const int P = st.block;
-    const std::string L = prefix(st.body) + "pop/", F = L + "while_context";
+    const std::string L = prefix(P) + fmt::format("L{}_pop/", s), F = L + "while_context";
     auto enter = [&](const std::string& name, const std::string& in, const std::string& type, bool invariant) {
       node(name, "Enter", {in},
            Attrs().type("T", type).s("frame_name", F).b("is_constant", invariant).i("parallel_iterations", 1), 0);

@@ -263,13 +263,25 @@ bool Program::within(int inner, int outer) const {
   return false;
 }
 
+bool Program::alive(int s) const {
+  const Stmt& st = stmts[static_cast<size_t>(s)];
+  if (st.removed) return false;
+  for (int b = st.block; b > 0; b = blocks[static_cast<size_t>(b)].parent)
+    if (stmts[static_cast<size_t>(blocks[static_cast<size_t>(b)].owner)].removed) return false;
+  return true;
+}
+
 int Program::size() const {
-  return static_cast<int>(std::count_if(stmts.begin(), stmts.end(), [](const Stmt& s) { return !s.removed; }));
+  int n = 0;
+  for (int s = 0; s < static_cast<int>(stmts.size()); ++s) n += alive(s);
+  return n;
 }
 
 int Program::total_loops() const {
-  return static_cast<int>(std::count_if(stmts.begin(), stmts.end(),
-                                        [](const Stmt& s) { return !s.removed && s.kind == Stmt::Kind::loop; }));
+  int n = 0;
+  for (int s = 0; s < static_cast<int>(stmts.size()); ++s)
+    n += alive(s) && stmts[static_cast<size_t>(s)].kind == Stmt::Kind::loop;
+  return n;
 }
 
 std::string Program::describe() const {

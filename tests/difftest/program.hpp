@@ -137,7 +137,9 @@ struct Program {
   int loop_depth(int block) const;
   // Whether block `inner` is `outer` or inside it.
   bool within(int inner, int outer) const;
-  // Statements not removed.
+  // Whether statement s runs: neither it nor a statement around it removed.
+  bool alive(int s) const;
+  // Statements alive.
   int size() const;
   int total_loops() const;
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,6 +20,7 @@ std::string mode_text(const RunConfig& c) {
   std::string s = c.deterministic ? "deterministic" : fmt::format("threads {}", c.threads);
   if (c.iteration_actors) s += " iteration-actors";
   if (c.lower) s += " lower";
+  if (c.mutant) s += " mutant";
   return s;
 }
 
@@ -35,6 +37,8 @@ Status parse_mode(const std::string& text, RunConfig* c) {
       c->iteration_actors = true;
     } else if (word == "lower") {
       c->lower = true;
+    } else if (word == "mutant") {
+      c->mutant = true;
     } else {
       return Status(Error::parse_error, "mode: unknown word '" + word + "'");
     }
@@ -59,6 +63,8 @@ Status save_case(const std::string& path, const Program& p, Form form, const std
   std::istringstream lines(p.describe());
   for (std::string line; std::getline(lines, line);) out += "#   " + line + "\n";
   out += form == Form::tf1 || form == Form::any_level ? emit_text(p, form) : graph::graph_to_text(e->graph);
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
   std::ofstream f(path);
   if (!f || !(f << out)) return Status(Error::not_found, "cannot write " + path);
   return ops::ok_status();

@@ -237,6 +237,7 @@ std::vector<RunConfig> probes(const RunConfig& last, Form form) {
       c.devices = devices;
       c.seed = seed;
       c.lower = form == Form::tf2;
+      c.mutant = last.mutant;
       out.push_back(c);
     }
   RunConfig threaded = last;
