@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "actors/network.hpp"
+#include "ops/tensor_wire.hpp"
 #include "trace/sink.hpp"
 
 namespace tagflow::actors {
@@ -262,6 +263,60 @@ ScheduleRun replay(const graph::Graph& graph, const SessionOptions& base, const 
     return -1;
   };
   return execute(graph, base, step, follow, nullptr, /*after_step=*/true);
+}
+
+ops::Expected<StepRequest> recorded_request(const trace::Trace& recorded) {
+  using ops::Error;
+  using ops::Status;
+  struct Asked {
+    uint64_t step;
+    std::vector<std::string> feed_texts;
+    StepRequest request;
+  };
+  std::vector<Asked> steps;
+  for (uint64_t step : recorded.steps()) {
+    Asked a{step, {}, {}};
+    for (size_t i : recorded.of_step(step)) {
+      const trace::Event& e = recorded[i];
+      if (e.kind != trace::Kind::step_request) continue;
+      const size_t space = e.text.find(' ');
+      const std::string role = e.text.substr(0, space), rest = space == std::string::npos ? "" : e.text.substr(space + 1);
+      if (role == "fetch") {
+        a.request.fetches.push_back(rest);
+      } else if (role == "target") {
+        a.request.targets.push_back(rest);
+      } else if (role == "feed") {
+        const size_t cut = rest.find(' ');
+        const std::string hex = cut == std::string::npos ? "" : rest.substr(cut + 1);
+        std::string bytes;
+        for (size_t k = 0; k + 1 < hex.size(); k += 2) bytes += static_cast<char>(std::stoi(hex.substr(k, 2), nullptr, 16));
+        auto value = ops::decode_tensor_wire(bytes, std::numeric_limits<int64_t>::max());
+        if (hex.size() % 2 != 0 || !value.ok())
+          return Status(Error::parse_error, fmt::format("the trace's step {} feeds '{}' a value that does not decode{}",
+                                                        step, rest.substr(0, cut),
+                                                        value.ok() ? "" : ": " + value.status().message()));
+        a.feed_texts.push_back(rest);
+        a.request.feeds.emplace_back(rest.substr(0, cut), std::move(value).value());
+      } else {
+        return Status(Error::parse_error, fmt::format("the trace's step {} has a request '{}' of no known kind", step, e.text));
+      }
+    }
+    if (!a.request.fetches.empty() || !a.request.targets.empty()) steps.push_back(std::move(a));
+  }
+  if (steps.empty())
+    return Status(Error::not_found, "the trace records no step's feeds, fetches or targets (recorded by an older "
+                                    "tagflow?); give the step's --fetch, --feed and --target");
+  StepRequest out = std::move(steps.back().request);
+  for (size_t k = 0; k + 1 < steps.size(); ++k) {
+    const Asked& a = steps[k];
+    if (!a.request.fetches.empty() || a.request.targets.size() != 1 || a.feed_texts != steps.back().feed_texts)
+      return Status(Error::invalid_argument,
+                    fmt::format("the trace's step {} is not an initialiser of its last step (one target, nothing "
+                                "fetched, fed as the last step is); give the steps' flags",
+                                a.step));
+    out.inits.push_back(a.request.targets.front());
+  }
+  return out;
 }
 
 std::string describe(const PendingMessage& m) {

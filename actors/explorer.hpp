@@ -86,6 +86,14 @@ ScheduleRun run_schedule(const graph::Graph& graph, const SessionOptions& base, 
 ScheduleRun replay(const graph::Graph& graph, const SessionOptions& base, const StepRequest& step,
                    const trace::Trace& recorded, std::string* diverged);
 
+// The step a trace recorded (its sessions' step_request events,
+// trace/event.hpp): the last step's feeds, fetches and targets, and the
+// steps before it as its initialisers — each one target, nothing fetched,
+// fed what the last step is fed (as `tagflow run --init` runs them). An
+// error says why a trace cannot give one (no requests, another kind of
+// earlier step, a feed that does not decode).
+ops::Expected<StepRequest> recorded_request(const trace::Trace& recorded);
+
 // "deliver report from iteration actor 0 of frame 0x… on partition 1 to …"
 std::string describe(const PendingMessage& m);
 

@@ -35,7 +35,8 @@ void Network::hold(ActorBase* receiver, caf::mailbox_element_ptr msg) {
   Channel& c = channels_[{receiver->trace_ref(), from}];
   const trace::MessageKind kind = message_kind(msg->content());
   caf::strong_actor_ptr self{receiver->ctrl()};
-  c.queue.push_back(Held{std::move(msg), std::move(self), kind, c.next_seq++, arrivals_++});
+  const uint64_t seq = ++next_seq_[{receiver->id(), from}];
+  c.queue.push_back(Held{std::move(msg), std::move(self), kind, seq, arrivals_++});
   ++held_;
 }
 

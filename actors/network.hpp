@@ -74,7 +74,6 @@ class Network {
   };
   struct Channel {
     std::deque<Held> queue;
-    uint64_t next_seq = 1;
   };
   using ChannelKey = std::pair<trace::ActorRef, trace::ActorRef>;  // (to, from)
   void deliver(std::map<ChannelKey, Channel>::iterator channel);
@@ -83,6 +82,10 @@ class Network {
   Chooser chooser_;
   bool after_step_;
   std::map<ChannelKey, Channel> channels_;
+  // A message's number on its channel, counted per receiving actor (by its
+  // CAF id) as the actor counts what it takes (ActorBase::record_taken):
+  // two steps' partitions of one index are two actors of one ActorRef.
+  std::map<std::pair<caf::actor_id, trace::ActorRef>, uint64_t> next_seq_;
   std::map<trace::ActorRef, uint64_t> history_;  // receiver -> hash of what it took
   uint64_t state_ = 0;
   uint64_t deliveries_ = 0;

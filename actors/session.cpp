@@ -27,6 +27,7 @@
 #include "graph/shape_inference.hpp"
 #include "graph/validate.hpp"
 #include "ops/memory_budget.hpp"
+#include "ops/tensor_wire.hpp"
 #include "ops/resource.hpp"
 
 namespace tagflow::actors {
@@ -615,6 +616,18 @@ size_t Session::resident_actors() const {
 
 namespace {
 
+// The step a caller asked for, as step_request events (trace/event.hpp).
+void record_request(trace::Sink& events, uint64_t step, const Feeds& feeds, const std::vector<std::string>& fetches,
+                    const std::vector<std::string>& targets) {
+  for (const auto& [name, value] : feeds) {
+    std::string text = "feed " + name + " ";
+    for (unsigned char c : ops::encode_tensor_wire(value)) text += fmt::format("{:02x}", c);
+    events.record(trace::step_request(step, std::move(text)));
+  }
+  for (const std::string& f : fetches) events.record(trace::step_request(step, "fetch " + f));
+  for (const std::string& t : targets) events.record(trace::step_request(step, "target " + t));
+}
+
 // Counts a Session::run in progress, for the session's destructor.
 class RunInProgress {
  public:
@@ -678,8 +691,10 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     std::lock_guard<std::mutex> starting(impl.start_mu);
     const uint64_t step_id = impl.next_step++;
     for (StepStart& s : plan.starts) s.step_id = step_id;
-    if (impl.options.events != nullptr)
+    if (impl.options.events != nullptr) {
+      record_request(*impl.options.events, step_id, feeds, fetches, targets);
       for (const std::string& what : p->rewrites) impl.options.events->record(trace::node_rewritten(step_id, what));
+    }
     std::lock_guard<std::mutex> lock(impl.running_mu);
     if (impl.closing)
       return Status(ops::Error::cancelled, fmt::format("step {} was cancelled: its session is being destroyed", step_id));

@@ -106,6 +106,16 @@ ops::Expected<actors::SessionOptions> session_options(const RunArgs& args);
 ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vector<std::string>& texts);
 // The graph file, read within the session's limits (nodes, constants).
 ops::Expected<graph::Graph> import_graph(const std::string& path, const actors::SessionOptions& o);
+// The graph file as `run` makes a step of it (run, explore, replay): read
+// within the options' limits, registered by a session (attrs inferred,
+// validated, shapes checked), the feeds read against the registered graph
+// (a Placeholder's dtype may be known only after inference).
+struct OpenedGraph {
+  graph::Graph graph;  // as read
+  std::unique_ptr<actors::Session> session;
+  actors::Feeds feeds;
+};
+ops::Expected<OpenedGraph> open_graph(const RunArgs& args, const actors::SessionOptions& options);
 
 struct ExploreArgs {
   RunArgs run;              // the graph, the step (fetches, feeds, targets, inits), devices, placement

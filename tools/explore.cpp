@@ -24,8 +24,10 @@ ops::Expected<Loaded> load(const RunArgs& run) {
   Loaded l;
   TF_ASSIGN_OR_RETURN(l.options, session_options(run));
   if (l.options.hosts) return Status(ops::Error::invalid_argument, "explore and replay run in one process: no --cluster");
-  TF_ASSIGN_OR_RETURN(l.graph, import_graph(run.graph, l.options));
-  TF_ASSIGN_OR_RETURN(l.step.feeds, parse_feeds(l.graph, run.feeds));
+  // The step as `run` would make it (the explorer makes its own sessions).
+  TF_ASSIGN_OR_RETURN(OpenedGraph opened, open_graph(run, l.options));
+  l.graph = std::move(opened.graph);
+  l.step.feeds = std::move(opened.feeds);
   l.step.fetches = run.fetches;
   l.step.targets = run.targets;
   l.step.inits = run.inits;
@@ -73,11 +75,17 @@ int explore_graph(const ExploreArgs& args) {
 }
 
 int replay_trace(const RunArgs& run, const std::string& trace_path) {
-  auto loaded = load(run);
-  if (!loaded.ok()) return fail(loaded.status());
   trace::Trace recorded;
   std::string error;
   if (!trace::read_trace(trace_path, &recorded, &error)) return fail(Status(ops::Error::parse_error, error));
+  auto loaded = load(run);
+  if (!loaded.ok()) return fail(loaded.status());
+  // No step given: the one the trace recorded.
+  if (run.fetches.empty() && run.targets.empty() && run.feeds.empty() && run.inits.empty()) {
+    auto asked = actors::recorded_request(recorded);
+    if (!asked.ok()) return fail(asked.status().with_prefix(trace_path + ": "));
+    loaded->step = std::move(asked).value();
+  }
   std::string diverged;
   const actors::ScheduleRun r = actors::replay(loaded->graph, loaded->options, loaded->step, recorded, &diverged);
   if (!diverged.empty()) {

@@ -82,6 +82,16 @@ ops::Expected<graph::Graph> import_graph(const std::string& path, const actors::
   return graph::import_graph_file(path, limits);
 }
 
+ops::Expected<OpenedGraph> open_graph(const RunArgs& args, const actors::SessionOptions& options) {
+  OpenedGraph o;
+  TF_ASSIGN_OR_RETURN(o.graph, import_graph(args.graph, options));
+  auto session = actors::Session::create(o.graph, options);
+  if (!session.ok()) return session.status().with_prefix(args.graph + ": ");
+  o.session = std::move(session).value();
+  TF_ASSIGN_OR_RETURN(o.feeds, parse_feeds(o.session->graph(), args.feeds));
+  return o;
+}
+
 // NAME=VALUE, VALUE a literal of the dtype the graph gives NAME.
 ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vector<std::string>& texts) {
   actors::Feeds feeds;
@@ -189,28 +199,26 @@ int run_graph(const RunArgs& args) {
   if (sinks.size() == 1) options->events = sinks.front();
   else if (sinks.size() > 1) options->events = &tee;
   ProgressPrinter printer(show_progress ? &progress : nullptr);
-  auto g = import_graph(args.graph, *options);
-  if (!g.ok()) return fail(g.status());
-  auto session = actors::Session::create(std::move(g).value(), *options);
-  if (!session.ok()) return fail(session.status().with_prefix(args.graph + ": "));
-  auto feeds = parse_feeds((*session)->graph(), args.feeds);
-  if (!feeds.ok()) return fail(feeds.status());
+  auto opened = open_graph(args, *options);
+  if (!opened.ok()) return fail(opened.status());
+  actors::Session& session = *opened->session;
+  const actors::Feeds& feeds = opened->feeds;
   // Initialisation steps (variables) run first, in order, in the same
   // session, so that the state they make is there for the fetches.
   if (args.init_variables) {
-    std::vector<std::string> inits = graph::variable_initializers((*session)->graph());
+    std::vector<std::string> inits = graph::variable_initializers(session.graph());
     if (inits.empty())
       return fail(Status(ops::Error::invalid_argument,
                          "--init-variables: the graph has no variable with a `V/Assign` initialiser"));
-    auto done = (*session)->run(*feeds, {}, inits);
+    auto done = session.run(feeds, {}, inits);
     if (!done.ok()) return fail(done.status().with_prefix("--init-variables: "));
   }
   for (const std::string& init : args.inits) {
-    auto done = (*session)->run(*feeds, {}, {init});
+    auto done = session.run(feeds, {}, {init});
     if (!done.ok()) return fail(done.status().with_prefix("--init " + ops::abbreviate(init) + ": "));
   }
   for (int64_t step = 1; step <= args.steps; ++step) {
-    auto result = (*session)->run(*feeds, args.fetches, args.targets);
+    auto result = session.run(feeds, args.fetches, args.targets);
     if (step == args.steps) {
       printer.stop();
       if (!args.explain.empty()) explain_dead(memory.trace(), args.explain);
@@ -227,7 +235,7 @@ int run_graph(const RunArgs& args) {
     for (size_t i = 0; i < args.fetches.size(); ++i) print_tensor(args.fetches[i], (*result)[i], args.max_print);
   }
   if (!args.save.empty()) {
-    auto saved = actors::save_variables(**session, args.save);
+    auto saved = actors::save_variables(session, args.save);
     if (!saved.ok()) return fail(saved.status());
     std::printf("saved %d variables to %s\n", *saved, args.save.c_str());
   }

@@ -202,9 +202,12 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("--iteration", explain_iteration, "the iteration (default: the first dead one)");
 
   // explore and replay take run's step and placement flags
-  const auto step_flags = [](CLI::App* cmd, tagflow::tools::RunArgs& r) {
+  const auto step_flags = [](CLI::App* cmd, tagflow::tools::RunArgs& r, bool recorded) {
     cmd->add_option("--feed", r.feeds, "NAME[:PORT]=VALUE, as for run");
-    cmd->add_option("--fetch", r.fetches, "NAME[:PORT] to compute")->required();
+    CLI::Option* fetch = cmd->add_option(
+        "--fetch", r.fetches, recorded ? "NAME[:PORT] to compute (default: the step, feeds and initialisers the trace recorded)"
+                                       : "NAME[:PORT] to compute");
+    if (!recorded) fetch->required();
     cmd->add_option("--target", r.targets, "NAME of a node to run for its effect");
     cmd->add_option("--init", r.inits, "NAME of a node to run first, in a step of its own; repeatable");
     cmd->add_option("--config", r.config, "CAF INI configuration file");
@@ -219,14 +222,14 @@ int main(int argc, char** argv) {
                 "order the trace recorded; say where the replay first differs, if it does");
   replay_cmd->add_option("GRAPH", replay.graph, "the GraphDef the trace was recorded on")->required();
   replay_cmd->add_option("TRACE", replay_trace_path, "trace file")->required();
-  step_flags(replay_cmd, replay);
+  step_flags(replay_cmd, replay, true);
 
   tagflow::tools::ExploreArgs explore;
   CLI::App* explore_cmd = app.add_subcommand(
       "explore", "Run a step in every order its messages can arrive in that can make a difference (or in seeded "
                  "random orders), checking each against one device and the invariants of the semantics");
   explore_cmd->add_option("GRAPH", explore.run.graph, "GraphDef file (.pbtxt or .pb)")->required();
-  step_flags(explore_cmd, explore.run);
+  step_flags(explore_cmd, explore.run, false);
   explore_cmd->add_option("--max-deviations", explore.max_deviations,
                           "at most this many deliveries out of arrival order per schedule; -1: every order "
                           "(default: 1)");

@@ -155,6 +155,12 @@ Event node_rewritten(uint64_t step, std::string what) {
   return e;
 }
 
+Event step_request(uint64_t step, std::string what) {
+  Event e = at_event(Kind::step_request, At{step, -1, 0, 0});
+  e.text = std::move(what);
+  return e;
+}
+
 namespace {
 
 constexpr const char* kKindNames[] = {
@@ -162,7 +168,7 @@ constexpr const char* kKindNames[] = {
     "iteration_done",    "node_ran",    "value_dead",          "merge_input_ignored", "message_sent",
     "message_received",  "message_taken", "partition_up",      "partition_down",
     "call_started",      "call_done",   "function_iteration_started", "function_iteration_done",
-    "node_rewritten",
+    "node_rewritten",    "step_request",
 };
 static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kNumKinds);
 

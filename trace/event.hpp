@@ -46,8 +46,14 @@ enum class Kind : uint8_t {
   // "constant_folding: folded 'c' 6". Recorded by the session (partition
   // -1) at the start of every step of that graph.
   node_rewritten,
+  // What the session was asked to run (recorded by the session, partition
+  // -1, before the step's other events): `text` is "feed NAME HEX" (the
+  // fed value's wire form, ops/tensor_wire.hpp, in hex), "fetch NAME" or
+  // "target NAME", one event each, in the order asked. Replay takes the
+  // step from them when it is given none (actors/explorer.hpp).
+  step_request,
 };
-inline constexpr int kNumKinds = 19;
+inline constexpr int kNumKinds = 20;
 
 // What a message carries.
 enum class MessageKind : uint8_t {
@@ -155,6 +161,7 @@ Event call_done(const At& at, int32_t node, int32_t branch, int64_t duration_ns,
 Event function_iteration_started(const At& at, int32_t node, int64_t iteration);
 Event function_iteration_done(const At& at, int32_t node, int64_t iteration);
 Event node_rewritten(uint64_t step, std::string what);
+Event step_request(uint64_t step, std::string what);
 
 const char* to_string(Kind k);
 const char* to_string(MessageKind k);

@@ -83,6 +83,7 @@ std::string timeline_json(const Trace& t) {
       case Kind::partition_up:
       case Kind::partition_down:
       case Kind::node_rewritten:
+      case Kind::step_request:
         events.push_back({{"ph", "i"}, {"name", to_string(e.kind)}, {"s", "p"}, {"pid", p}, {"tid", e.thread},
                           {"ts", us(e.time_ns)}, {"args", {{"step", e.step}, {"text", e.text}}}});
         break;

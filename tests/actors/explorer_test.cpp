@@ -157,6 +157,44 @@ BOOST_AUTO_TEST_CASE(a_threaded_run_replays_under_the_deterministic_scheduler) {
   }
 }
 
+// A trace records the step it was asked for (feeds with their values,
+// fetches, targets; trace::Kind::step_request): replay takes it from there,
+// the steps before as initialisers, and replays a threaded recording with
+// an initialiser step and a feed to the same end.
+BOOST_AUTO_TEST_CASE(a_trace_gives_back_the_step_it_recorded) {
+  const graph::Graph g = parse(int_const("start", 0) +
+                               node("n", "Placeholder", {}, type_attr("dtype", "DT_INT32")) +
+                               counting_loop("w", "start", "n", 1));
+  trace::MemorySink sink;
+  actors::SessionOptions o = split_over(2, 2);
+  o.threads = 2;
+  o.events = &sink;
+  const actors::Feeds feeds{{"n", ops::Tensor::scalar<int32_t>(3)}};
+  {
+    auto s = make_session(g, {"threaded", false, 2}, o);
+    must_run(*s, feeds, {}, {"start"});
+    BOOST_TEST(must_run(*s, feeds, {"w/Exit"})[0].scalar_value<int32_t>() == 3);
+  }
+  const trace::Trace recorded = sink.trace();
+  auto asked = actors::recorded_request(recorded);
+  BOOST_REQUIRE_MESSAGE(asked.ok(), asked.status().to_string());
+  BOOST_TEST(asked->fetches == std::vector<std::string>{"w/Exit"});
+  BOOST_TEST(asked->targets.empty());
+  BOOST_TEST(asked->inits == std::vector<std::string>{"start"});
+  BOOST_REQUIRE_EQUAL(asked->feeds.size(), 1u);
+  BOOST_TEST(asked->feeds[0].first == "n");
+  BOOST_TEST(asked->feeds[0].second.equals(feeds[0].second));
+  std::string diverged;
+  actors::ScheduleRun r = actors::replay(g, split_over(2, 2), *asked, recorded, &diverged);
+  BOOST_TEST(diverged == "");
+  BOOST_TEST(r.outcome.find("int32[] 3") == 0u, r.outcome);
+  BOOST_TEST(r.violations.empty());
+  // a trace without requests says so
+  auto none = actors::recorded_request(trace::Trace());
+  BOOST_TEST(!none.ok());
+  BOOST_TEST(none.status().message().find("records no step") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(explorer_small)

@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
 #include "actors/session.hpp"
 
 namespace tagflow::difftest {
@@ -12,6 +18,7 @@ std::string RunConfig::describe() const {
   s += deterministic ? ", deterministic" : fmt::format(", {} thread{}", threads, threads == 1 ? "" : "s");
   if (iteration_actors) s += ", iteration actors";
   if (lower) s += ", lowered";
+  if (!timed) s += ", no timeout";
   return s;
 }
 
@@ -41,7 +48,44 @@ std::string bits(const ops::Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+// Ends the process if a run outlives its bound: a run without a step
+// timeout that hangs must fail the test, not stop it.
+class Watchdog {
+ public:
+  Watchdog(bool armed, std::chrono::milliseconds bound, std::string what) {
+    if (!armed) return;
+    thread_ = std::thread([this, bound, what = std::move(what)] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, bound, [this] { return done_; })) {
+        std::fprintf(stderr, "difftest: a run did not end within %lld ms: %s\n",
+                     static_cast<long long>(bound.count()), what.c_str());
+        std::_Exit(3);
+      }
+    });
+  }
+  ~Watchdog() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
 Outcome run_once(const Emitted& e, const RunConfig& c, const Limits& limits) {
+  Watchdog watchdog(!c.timed, 3 * limits.timeout, c.describe());
   Outcome out;
   actors::SessionOptions o;
   o.num_devices = c.devices;
@@ -53,7 +97,7 @@ Outcome run_once(const Emitted& e, const RunConfig& c, const Limits& limits) {
   o.iteration_actors = c.iteration_actors;
   o.lower_functional = c.lower;
   if (c.mutant) o.protocol_mutant = actors::SessionOptions::ProtocolMutant::indicators_ignore_control_inputs;
-  o.timeout = limits.timeout;
+  if (c.timed) o.timeout = limits.timeout;
   o.max_iterations = limits.max_iterations;
   auto fail = [&](const ops::Status& s) {
     out.ok = false;
@@ -102,6 +146,7 @@ std::vector<RunConfig> draw_configs(std::mt19937_64& rng, Form form, int count) 
     // A TF 2 graph: lowered mostly (the TF 1 executor split), as written
     // now and then on several devices.
     c.lower = form == Form::tf2 && (k == 0 || pick(0, 3) > 0);
+    c.timed = c.deterministic || pick(0, 1) == 0;
     out.push_back(c);
   }
   return out;

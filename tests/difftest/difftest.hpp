@@ -33,6 +33,10 @@ struct RunConfig {
   // Tests of the test: the partitioner's defect it must find
   // (SessionOptions::ProtocolMutant::indicators_ignore_control_inputs).
   bool mutant = false;
+  // A step timeout (Limits::timeout). Without one a step of one partition
+  // without frames may run on the caller's thread (the executor's first
+  // shortcut, which a timeout turns off); a watchdog then bounds the run.
+  bool timed = true;
 
   // "3 devices, random:7, 2 threads, iteration actors"
   std::string describe() const;

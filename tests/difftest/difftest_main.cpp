@@ -113,6 +113,7 @@ struct Driver {
       ++t.by_mode[r.deterministic ? std::string("deterministic") : fmt::format("{} threads", r.threads)];
       if (r.iteration_actors) ++t.by_mode["iteration actors"];
       if (r.lower) ++t.by_mode["lowered"];
+      if (!r.timed) ++t.by_mode["no timeout"];
     }
   }
 

@@ -21,6 +21,7 @@ std::string mode_text(const RunConfig& c) {
   if (c.iteration_actors) s += " iteration-actors";
   if (c.lower) s += " lower";
   if (c.mutant) s += " mutant";
+  if (!c.timed) s += " untimed";
   return s;
 }
 
@@ -39,6 +40,8 @@ Status parse_mode(const std::string& text, RunConfig* c) {
       c->lower = true;
     } else if (word == "mutant") {
       c->mutant = true;
+    } else if (word == "untimed") {
+      c->timed = false;
     } else {
       return Status(Error::parse_error, "mode: unknown word '" + word + "'");
     }
