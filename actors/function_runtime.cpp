@@ -11,6 +11,7 @@
 #include "graph/lowering.hpp"
 #include "graph/validate.hpp"
 #include "ops/op_def.hpp"
+#include "ops/truth_value.hpp"
 
 namespace tagflow::actors {
 
@@ -66,21 +67,11 @@ std::string function_key(const NameAttrList& f) {
   return key;
 }
 
-// TensorFlow's truth of a predicate: a scalar is true when non-zero; any
-// other tensor when it has elements.
+// A predicate's truth, as the lowered graph's ToBool takes it.
 Expected<bool> to_bool(const Tensor& t) {
-  if (!t.shape().is_scalar()) return t.num_elements() > 0;
-  switch (ops::base_dtype(t.dtype())) {
-    case ops::DType::boolean: return t.data<bool>()[0];
-    case ops::DType::float32: return t.data<float>()[0] != 0;
-    case ops::DType::float64: return t.data<double>()[0] != 0;
-    case ops::DType::int32: return t.data<int32_t>()[0] != 0;
-    case ops::DType::int64: return t.data<int64_t>()[0] != 0;
-    case ops::DType::string: return !t.data<std::string>()[0].empty();
-    default:
-      return Status(Error::invalid_argument,
-                    fmt::format("a predicate of dtype {} has no truth value", ops::dtype_name(t.dtype())));
-  }
+  Expected<bool> truth = ops::truth_value(t);
+  if (!truth.ok()) return truth.status().with_prefix("the predicate: ");
+  return truth;
 }
 
 // Runs function bodies for one call of a functional kernel: the step
@@ -393,11 +384,10 @@ class FunctionalKernel final : public ops::Kernel {
   mutable std::vector<std::shared_ptr<const FunctionRuntime::Body>> bodies_;
 };
 
-// The body's items that run, as TensorFlow prunes a function body: those
-// its results, its control results, its stateful ops and its calls of
-// stateful functional ops need; the arguments always.
-std::vector<graph::Item> reachable(std::vector<graph::Item> items, const std::vector<std::string>& control_rets,
-                                   const graph::FunctionLibrary& lib) {
+// The body's items that run: those its results and the nodes it runs for
+// their effect (graph::nodes_run_for_effect, the rule lowering follows too)
+// need; the arguments always.
+std::vector<graph::Item> reachable(std::vector<graph::Item> items, const std::vector<std::string>& effects) {
   std::unordered_map<std::string, size_t> by_name;
   for (size_t i = 0; i < items.size(); ++i) by_name.emplace(items[i].spec.node.name, i);
   std::vector<bool> keep(items.size(), false);
@@ -409,13 +399,9 @@ std::vector<graph::Item> reachable(std::vector<graph::Item> items, const std::ve
       work.push_back(it->second);
     }
   };
-  for (const std::string& c : control_rets) mark(c);
-  for (graph::Item& item : items) {
-    const graph::Node& n = item.spec.node;
-    const ops::OpDef* def = ops::OpRegistry::global().find(n.op);
-    const bool stateful = def != nullptr ? def->is_stateful() : lib.find(n.op) != nullptr;
-    if (n.op == "_Retval" || n.op == "_Arg" || stateful) mark(n.name);
-  }
+  for (const std::string& e : effects) mark(e);
+  for (graph::Item& item : items)
+    if (item.spec.node.op == "_Retval" || item.spec.node.op == "_Arg") mark(item.spec.node.name);
   while (!work.empty()) {
     const graph::Item& item = items[work.back()];
     work.pop_back();
@@ -527,6 +513,7 @@ Expected<std::shared_ptr<const FunctionRuntime::Body>> FunctionRuntime::body(con
   }
   TF_ASSIGN_OR_RETURN(graph::FunctionBody fb,
                       lib_.instantiate(*def, attrs, args, [](const std::string& name) { return name; }));
+  const std::vector<std::string> effects = graph::nodes_run_for_effect(fb, lib_);
   for (graph::NodeSpec& spec : fb.nodes) {
     graph::Item item;
     item.spec = std::move(spec);
@@ -538,7 +525,7 @@ Expected<std::shared_ptr<const FunctionRuntime::Body>> FunctionRuntime::body(con
     ret.spec.inputs.push_back(fb.rets[i]);
     items.push_back(std::move(ret));
   }
-  items = reachable(std::move(items), fb.control_rets, lib_);
+  items = reachable(std::move(items), effects);
   TF_ASSIGN_OR_RETURN(graph::Graph g, graph::build_graph(items, whole_));
   TF_RETURN_IF_ERROR(graph::validate(g));
   auto built = std::make_shared<Body>();

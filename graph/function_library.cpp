@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 #include <utility>
 
 #include "graph/import.hpp"
@@ -280,6 +281,24 @@ Expected<std::optional<OutputLayout>> output_layout(const Node& n, const Functio
     return std::optional<OutputLayout>(std::move(layout));
   }
   return std::optional<OutputLayout>();
+}
+
+std::vector<std::string> nodes_run_for_effect(const FunctionBody& body, const FunctionLibrary& lib) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  auto add = [&](const std::string& name) {
+    if (seen.insert(name).second) out.push_back(name);
+  };
+  std::unordered_set<std::string> control_rets(body.control_rets.begin(), body.control_rets.end());
+  for (const NodeSpec& spec : body.nodes) {
+    const Node& n = spec.node;
+    const ops::OpDef* def = ops::OpRegistry::global().find(n.op);
+    const bool stateful = def != nullptr ? def->is_stateful() : lib.find(n.op) != nullptr;
+    if (control_rets.count(n.name) || (stateful && n.op != "_Arg" && n.op != "_Retval")) add(n.name);
+  }
+  // control results that name no body node are the instantiation's to report
+  for (const std::string& c : body.control_rets) add(c);
+  return out;
 }
 
 ops::AttrMap with_signature_defaults(const tensorflow::FunctionDef& f, ops::AttrMap attrs) {

@@ -82,6 +82,14 @@ using OutputLayout = std::vector<std::pair<std::string, int>>;
 Expected<std::optional<OutputLayout>> output_layout(const Node& n, const FunctionLibrary& lib,
                                                     const std::string& where);
 
+// The nodes of a function body that run whenever the body runs, whether or
+// not a result needs them: its control results, its stateful nodes and its
+// calls of library functions (which may be stateful), as TensorFlow's
+// PruneFunctionBody keeps them. The one rule of both ways a body runs: the
+// function runtime runs what these and the results need, lowering makes a
+// call's results wait for these. In body order, each once.
+std::vector<std::string> nodes_run_for_effect(const FunctionBody& body, const FunctionLibrary& lib);
+
 // The call's attrs completed with the defaults of the function's signature.
 ops::AttrMap with_signature_defaults(const tensorflow::FunctionDef& f, ops::AttrMap attrs);
 

@@ -275,6 +275,9 @@ class Lowering {
       return Status(body.status().code(), location(x.chain, x.original) + " → " + link.role + " " +
                                               quoted(func.name) + " → " + m);
     }
+    // The call's results wait for what its body runs for effect, so that
+    // those run whenever the call does, as they do as written.
+    std::vector<std::string> controls = nodes_run_for_effect(*body, lib_);
     for (size_t i = 0; i < body->nodes.size(); ++i) {
       NodeSpec& spec = body->nodes[i];
       if (spec.inputs.empty() && spec.control_inputs.empty() && !input_control.empty())
@@ -283,7 +286,6 @@ class Lowering {
       chains_[spec.node.name] = ChainEntry{location(chain, originals[i]), false};
       items_.push_back(Item{std::move(spec), chain, originals[i], std::nullopt});
     }
-    std::vector<std::string> controls = body->control_rets;
     if (body->rets.empty() && !input_control.empty()) controls.push_back(input_control);
     finish(index, x, std::move(body->rets), body->ret_types, std::move(controls));
     return ok_status();

@@ -8,39 +8,22 @@
 // function_ops.cc and functional_ops.cc (shared/reference/graphdef-format.md §D).
 #include "ops/op_def.hpp"
 #include "ops/state_kernels.hpp"
+#include "ops/truth_value.hpp"
 
 namespace tagflow::ops {
 
 namespace {
 
-// Registers `name` and, when `ref_name` is given, its Ref twin, whose
-// arguments of type T are Ref(T). `build` adds the arguments.
+// The predicate of a lowered If or While: ops::truth_value.
 Status to_bool(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  bool truth = x.num_elements() > 0;
-  if (x.shape().rank() == 0) {
-    switch (base_dtype(x.dtype())) {
-      case DType::boolean: truth = x.data<bool>()[0]; break;
-      case DType::float32: truth = x.data<float>()[0] != 0; break;
-      case DType::float64: truth = x.data<double>()[0] != 0; break;
-      case DType::int32: truth = x.data<int32_t>()[0] != 0; break;
-      case DType::int64: truth = x.data<int64_t>()[0] != 0; break;
-      case DType::uint8: truth = x.data<uint8_t>()[0] != 0; break;
-      case DType::int8: truth = x.data<int8_t>()[0] != 0; break;
-      case DType::int16: truth = x.data<int16_t>()[0] != 0; break;
-      case DType::uint16: truth = x.data<uint16_t>()[0] != 0; break;
-      case DType::uint32: truth = x.data<uint32_t>()[0] != 0; break;
-      case DType::uint64: truth = x.data<uint64_t>()[0] != 0; break;
-      case DType::string: truth = !x.data<std::string>()[0].empty(); break;
-      default:
-        return Status(Error::invalid_argument,
-                      "ToBool: a scalar of type " + dtype_name(x.dtype()) + " has no truth value");
-    }
-  }
-  ctx.set_output(0, Tensor::scalar<bool>(truth));
+  Expected<bool> truth = truth_value(ctx.input(0));
+  if (!truth.ok()) return truth.status().with_prefix("ToBool: ");
+  ctx.set_output(0, Tensor::scalar<bool>(*truth));
   return ok_status();
 }
 
+// Registers `name` and, when `ref_name` is given, its Ref twin, whose
+// arguments of type T are Ref(T). `build` adds the arguments.
 template <class Build>
 void register_with_ref(OpRegistry& r, const char* name, const char* ref_name, OpRole role,
                        Build&& build) {

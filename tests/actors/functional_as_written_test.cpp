@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "actors/function_runtime.hpp"
+#include "graph/builder.hpp"
+#include "ops/truth_value.hpp"
 #include "session_test_util.hpp"
 #include "test_graphs.hpp"
 #include "trace/sink.hpp"
@@ -111,6 +113,63 @@ BOOST_AUTO_TEST_CASE(every_functional_graph_gives_the_lowered_values) {
       }
     }
   }
+}
+
+// The If run as written tests its predicate by the rule of the lowered
+// If's ToBool (ops::truth_value, TensorFlow's): for every dtype TensorFlow
+// takes, scalar or not, both take the same branch.
+BOOST_AUTO_TEST_CASE(an_if_takes_the_same_branch_as_written_and_lowered_for_every_predicate_dtype) {
+  const std::vector<Tensor> preds = {
+      Tensor::scalar<bool>(true),           Tensor::scalar<bool>(false),        Tensor::scalar<uint8_t>(0),
+      Tensor::scalar<uint8_t>(7),           Tensor::scalar<int8_t>(-1),         Tensor::scalar<int16_t>(0),
+      Tensor::scalar<uint16_t>(2),          Tensor::scalar<uint32_t>(0),        Tensor::scalar<uint64_t>(9),
+      Tensor::scalar<Eigen::half>(Eigen::half(0.5f)), Tensor::scalar<Eigen::bfloat16>(Eigen::bfloat16(0.0f)),
+      Tensor::scalar<float>(0.0f),          Tensor::scalar<double>(-2.5),       Tensor::scalar<int32_t>(0),
+      Tensor::scalar<int64_t>(3),           Tensor::string_scalar(""),          Tensor::string_scalar("x"),
+      Tensor::vector<int32_t>({0}),         Tensor::vector<float>({}),
+  };
+  for (const Tensor& pred : preds) {
+    graph::GraphBuilder b(graph::GraphBuilder::Style::tf2);
+    graph::Output p = b.placeholder(pred.dtype(), ops::PartialShape{false, pred.shape().dims()}, "p");
+    graph::Output x = b.placeholder(ops::DType::int32, ops::PartialShape{false, {}}, "x");
+    const std::string up = b.function("up", {ops::DType::int32}, [](graph::GraphBuilder& f, const std::vector<graph::Output>& a) {
+      return std::vector<graph::Output>{f.add(a[0], f.scalar<int32_t>(1))};
+    });
+    const std::string down = b.function("down", {ops::DType::int32}, [](graph::GraphBuilder& f, const std::vector<graph::Output>& a) {
+      return std::vector<graph::Output>{f.sub(a[0], f.scalar<int32_t>(1))};
+    });
+    b.identity(b.functional_if(p, up, down, {x})[0], "out");
+    auto g = b.finish();
+    BOOST_REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+    const int32_t want = *ops::truth_value(pred) ? 11 : 9;
+    for (bool lower : {false, true})
+      for (const Mode& m : {modes()[0], modes()[2]}) {
+        BOOST_TEST_CONTEXT(pred.debug_string() << (lower ? ", lowered" : ", as written") << ", " << m.name) {
+          auto s = session(*g, m, lower, 1);
+          auto out = must_run(*s, {{"p", pred}, {"x", i32(10)}}, {"out"});
+          BOOST_TEST(out[0].scalar_value<int32_t>() == want);
+        }
+      }
+  }
+}
+
+// A stateful body node that no result and no control_ret needs runs
+// whenever its body does, as TensorFlow's PruneFunctionBody has it, as
+// written and lowered alike (graph::nodes_run_for_effect).
+BOOST_AUTO_TEST_CASE(a_stateful_body_node_outside_control_ret_runs_as_written_and_lowered) {
+  for (bool lower : {false, true})
+    for (int devices : {1, 2})
+      for (const Mode& m : modes()) {
+        BOOST_TEST_CONTEXT((lower ? "lowered, " : "as written, ") << devices << " devices, " << m.name) {
+          auto s = session(load("functional/stateful_outside_control_ret.pbtxt"), m, lower, devices);
+          must_run(*s, {}, {}, {"init"});
+          for (int32_t step = 1; step <= 2; ++step) {
+            auto out = must_run(*s, {{"x", i32(3)}}, {"call", "read"});
+            BOOST_TEST(out[0].scalar_value<int32_t>() == 4);
+            BOOST_TEST(out[1].scalar_value<int32_t>() == 5 * step);
+          }
+        }
+      }
 }
 
 BOOST_AUTO_TEST_CASE(a_while_run_as_written_has_no_frames_and_reports_its_calls_and_iterations) {
