@@ -24,6 +24,7 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/partition.hpp"
 #include "graph/step_graph.hpp"
+#include "graph/step_plan.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/validate.hpp"
 #include "ops/memory_budget.hpp"
@@ -350,44 +351,19 @@ struct Session::Impl {
     std::lock_guard<std::mutex> lock(prepare_mu);
     auto it = prepared.find(sig);
     if (it != prepared.end()) return it->second;
-    std::vector<std::string> feed_names;
-    for (auto& f : feeds) feed_names.push_back(f.first);
-    TF_ASSIGN_OR_RETURN(graph::StepGraph sg, graph::make_step_graph(graph, feed_names, fetches, targets, functions.get()));
+    graph::StepSignature step;
+    for (const auto& f : feeds) step.feeds.push_back(f.first);
+    step.fetches = fetches;
+    step.targets = targets;
+    TF_ASSIGN_OR_RETURN(graph::StepPlan plan, plan_step(step));
     auto p = std::make_shared<Prepared>();
-    if (!passes.empty()) {
-      // The step graph's feeds and fetches are _Arg and _Retval nodes,
-      // which every pass keeps; targets keep their names.
-      graph::optimize::OptimizeOptions oo;
-      oo.keep.insert(targets.begin(), targets.end());
-      oo.keep_sinks = false;
-      // No folded constant larger than a step could hold.
-      oo.max_constant_bytes = std::min(oo.max_constant_bytes, *options.memory_limit);
-      std::vector<graph::optimize::Change> changes;
-      oo.changes = &changes;
-      TF_ASSIGN_OR_RETURN(sg.graph, graph::optimize::run_passes(sg.graph, passes, oo));
-      for (const graph::optimize::Change& c : changes)
-        p->rewrites.push_back(fmt::format("{}: {} '{}'{}{}", c.pass, c.action, c.node, c.detail.empty() ? "" : " ",
-                                          c.detail));
-    }
-    pin_resources(&sg.graph);
-    TF_ASSIGN_OR_RETURN(graph::DeviceAssignment placed,
-                        graph::assign_devices(sg.graph, devices, options.placement));
+    for (const graph::optimize::Change& c : plan.changes)
+      p->rewrites.push_back(fmt::format("{}: {} '{}'{}{}", c.pass, c.action, c.node, c.detail.empty() ? "" : " ",
+                                        c.detail));
     std::vector<graph::Graph> graphs;
-    // All on one device (the common case): the step graph is the partition,
-    // and its nodes keep their device fields as written, so that it still
-    // shares every node the step does not change with the session's graph.
-    if (placed.one_device()) {
-      const std::string& device =
-          placed.device_of.empty() ? devices[0] : placed.devices[static_cast<size_t>(placed.device_of[0])];
-      p->partition_devices.push_back(device);
-      graphs.push_back(std::move(sg.graph));
-    } else {
-      graph::write_devices(placed, &sg.graph);
-      TF_ASSIGN_OR_RETURN(std::vector<graph::Partition> parts, graph::partition_graph(sg.graph, devices, partition_mutant()));
-      for (graph::Partition& part : parts) {
-        p->partition_devices.push_back(part.device);
-        graphs.push_back(std::move(part.graph));
-      }
+    for (graph::Partition& part : plan.partitions) {
+      p->partition_devices.push_back(part.device);
+      graphs.push_back(std::move(part.graph));
     }
     for (const std::string& d : p->partition_devices) {
       std::string label = partition_label(d);
@@ -402,7 +378,7 @@ struct Session::Impl {
     }
     TF_ASSIGN_OR_RETURN(p->execs, Executable::build_partitions(std::move(graphs), p->partition_names, runtime.get()));
     for (const auto& exec : p->execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
-    p->feeds = std::move(sg.feeds);
+    p->feeds = std::move(plan.feeds);
     for (const auto& exec : p->execs) p->reads_feed.push_back(feeds_read(*exec, feeds.size()));
     const Executable& first = *p->execs[0];
     if (p->execs.size() == 1 && !p->remote && !first.has_control_flow() && !first.has_recvs() &&
@@ -410,10 +386,10 @@ struct Session::Impl {
         options.timeout.count() == 0 && !options.iteration_actors) {
       // Its steps run on the callers' threads: no partition actor.
       p->direct_resources = resources_of(p->partition_devices[0]);
-      p->fetch_names = sg.fetches;
+      p->fetch_names = plan.fetches;
     } else {
       for (size_t i = 0; i < p->execs.size(); ++i) {
-        auto actor = spawn_partition(*p, i, sg.fetches);
+        auto actor = spawn_partition(*p, i, plan.fetches);
         if (!actor.ok()) {
           release(*p);
           return actor.status();
@@ -471,33 +447,27 @@ struct Session::Impl {
     return collect_fetches(exec, p.fetch_names, step_id, fetches);
   }
 
-  // Variables, stacks and TensorArrays live on one device for the whole
-  // session (each device has its own resources): a node that makes one
-  // goes, in every step, where placing the session's whole graph puts it
-  // (prepare_mu held).
-  void pin_resources(graph::Graph* g) {
-    if (devices.size() < 2) return;
+  // What each device runs in the step (graph::plan_step) with this
+  // session's devices, placement, passes, functions and pinned resources
+  // (prepare_mu held). Variables, stacks and TensorArrays live on one
+  // device for the whole session (each device has its own resources): a
+  // node that makes one goes, in every step, where placing the session's
+  // whole graph puts it.
+  ops::Expected<graph::StepPlan> plan_step(const graph::StepSignature& step) {
     if (!resource_devices) {
-      resource_devices.emplace();
-      auto placed = graph::assign_devices(graph, devices, options.placement);
-      if (!placed.ok()) return;  // the step's own placement reports it if it matters
-      for (graph::NodeId id = 0; id < graph.num_nodes(); ++id)
-        if (makes_resource(graph.node(id)))
-          (*resource_devices)[graph.node(id).name] =
-              placed->devices[static_cast<size_t>(placed->device_of[static_cast<size_t>(id)])];
+      // an error here is the step's own placement's to report, if it matters
+      auto pinned = graph::resource_devices(graph, devices, options.placement);
+      resource_devices = pinned.ok() ? std::move(pinned).value() : std::map<std::string, std::string>{};
     }
-    for (graph::NodeId id = 0; id < g->num_nodes(); ++id) {
-      const graph::Node& n = g->node(id);
-      if (!n.device.empty() || !makes_resource(n)) continue;
-      auto it = resource_devices->find(n.name);
-      if (it != resource_devices->end()) g->mutable_node(id).device = it->second;
-    }
-  }
-  static bool makes_resource(const graph::Node& n) {
-    return n.inputs.empty() &&
-           std::any_of(n.output_types.begin(), n.output_types.end(), [](ops::DType t) {
-             return ops::is_ref(t) || ops::base_dtype(t) == ops::DType::resource;
-           });
+    graph::StepPlanOptions o;
+    o.devices = devices;
+    o.placement = options.placement;
+    o.passes = passes;
+    o.max_constant_bytes = *options.memory_limit;
+    o.functions = functions.get();
+    o.resource_devices = &*resource_devices;
+    o.mutant = partition_mutant();
+    return graph::plan_step(graph, step, o);
   }
 
   // After a partition went down: every prepared step that runs a partition
@@ -649,6 +619,11 @@ class RunInProgress {
 };
 
 }  // namespace
+
+ops::Expected<graph::StepPlan> Session::plan(const graph::StepSignature& step) const {
+  std::lock_guard<std::mutex> lock(impl_->prepare_mu);
+  return impl_->plan_step(step);
+}
 
 ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
                                                      const std::vector<std::string>& fetches,

@@ -21,6 +21,7 @@
 #include "graph/graph.hpp"
 #include "graph/import.hpp"
 #include "graph/placement.hpp"
+#include "graph/step_plan.hpp"
 #include "ops/tensor.hpp"
 
 namespace tagflow::actors {
@@ -168,6 +169,13 @@ class Session {
   ops::Expected<std::vector<ops::Tensor>> run(const Feeds& feeds,
                                               const std::vector<std::string>& fetches,
                                               const std::vector<std::string>& targets = {});
+
+  // What each device runs in a step of this signature: the step
+  // compiler's plan (graph::plan_step) with this session's devices,
+  // placement, optimiser passes, functions and pinned resources — the
+  // partitions `run` builds its step from (`tagflow partition` writes
+  // them). Nothing runs.
+  ops::Expected<graph::StepPlan> plan(const graph::StepSignature& step) const;
 
   const graph::Graph& graph() const;
   // The variables, stacks and TensorArrays of one of this process's

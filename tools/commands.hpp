@@ -137,6 +137,13 @@ struct PartitionArgs {
   std::string cluster;
   std::optional<int> devices;  // unset: the configuration's devices
   std::string place = "default";
+  // The step whose partitions are written. None: the whole graph (every
+  // node without consumers a target, every Placeholder fed).
+  std::vector<std::string> feeds;  // names ("x" or "x=VALUE", the value unused)
+  std::vector<std::string> fetches;
+  std::vector<std::string> targets;
+  std::optional<bool> lower_functional;  // --lower / --no-lower, as for run
+  std::optional<std::string> optimize;   // --optimize, as for run
 };
 
 // --devices N as SessionOptions::num_devices: given, N must be 1 to

@@ -170,8 +170,9 @@ int main(int argc, char** argv) {
 
   tagflow::tools::PartitionArgs part;
   CLI::App* part_cmd = app.add_subcommand(
-      "partition", "Place a graph on devices and write each device's partition (.pbtxt) and a "
-                   ".dot with a cluster per device, Send/Recv pairs and control loops");
+      "partition", "Write what each device runs in a step (the step --feed/--fetch/--target name, else the "
+                   "whole graph), as a session runs it: each device's partition (.pbtxt) and a .dot with a "
+                   "cluster per device, Send/Recv pairs and control loops");
   part_cmd->add_option("GRAPH", part.graph, "GraphDef file (.pbtxt or .pb)")->required();
   part_cmd->add_option("--out", part.out_dir, "directory to write the partitions to")->required();
   part_cmd->add_option("--devices", part.devices,
@@ -179,6 +180,16 @@ int main(int argc, char** argv) {
   part_cmd->add_option("--place", part.place, "default, round-robin or random:SEED");
   part_cmd->add_option("--config", part.config, "CAF INI configuration file (tagflow.devices, [cluster])");
   part_cmd->add_option("--cluster", part.cluster, "the cluster, as for run");
+  part_cmd->add_option("--feed", part.feeds, "NAME[:PORT] (or NAME=VALUE) the step feeds");
+  part_cmd->add_option("--fetch", part.fetches, "NAME[:PORT] the step fetches");
+  part_cmd->add_option("--target", part.targets, "NAME of a node the step runs for its effect");
+  auto* part_lower = part_cmd->add_flag_function(
+      "--lower", [&part](int64_t) { part.lower_functional = true; }, "lower functional ops, as run --lower");
+  part_cmd->add_flag_function("--no-lower", [&part](int64_t) { part.lower_functional = false; },
+                              "keep functional ops as written, as run --no-lower")
+      ->excludes(part_lower);
+  part_cmd->add_option_function<std::string>(
+      "--optimize", [&part](const std::string& v) { part.optimize = v; }, "the optimiser's passes, as for run");
 
   CLI::App* trace_cmd = app.add_subcommand("trace", "Read back a trace that `tagflow run --trace` wrote");
   trace_cmd->require_subcommand(1);

@@ -1,0 +1,63 @@
+#include "graph/step_plan.hpp"
+
+#include <algorithm>
+
+namespace tagflow::graph {
+
+namespace {
+
+bool makes_resource(const Node& n) {
+  return n.inputs.empty() && std::any_of(n.output_types.begin(), n.output_types.end(), [](DType t) {
+           return ops::is_ref(t) || ops::base_dtype(t) == DType::resource;
+         });
+}
+
+}  // namespace
+
+Expected<std::map<std::string, std::string>> resource_devices(const Graph& g, const std::vector<std::string>& devices,
+                                                             const PlacementOptions& placement) {
+  std::map<std::string, std::string> out;
+  if (devices.size() < 2) return out;
+  TF_ASSIGN_OR_RETURN(DeviceAssignment placed, assign_devices(g, devices, placement));
+  for (NodeId id = 0; id < g.num_nodes(); ++id)
+    if (makes_resource(g.node(id)))
+      out[g.node(id).name] = placed.devices[static_cast<size_t>(placed.device_of[static_cast<size_t>(id)])];
+  return out;
+}
+
+Expected<StepPlan> plan_step(const Graph& g, const StepSignature& step, const StepPlanOptions& options) {
+  TF_ASSIGN_OR_RETURN(StepGraph sg, make_step_graph(g, step.feeds, step.fetches, step.targets, options.functions));
+  StepPlan plan;
+  if (!options.passes.empty()) {
+    // The step graph's feeds and fetches are _Arg and _Retval nodes,
+    // which every pass keeps; targets keep their names.
+    optimize::OptimizeOptions oo;
+    oo.keep.insert(step.targets.begin(), step.targets.end());
+    oo.keep_sinks = false;
+    oo.max_constant_bytes = std::min(oo.max_constant_bytes, options.max_constant_bytes);
+    oo.changes = &plan.changes;
+    TF_ASSIGN_OR_RETURN(sg.graph, optimize::run_passes(sg.graph, options.passes, oo));
+  }
+  if (options.resource_devices != nullptr && !options.resource_devices->empty()) {
+    for (NodeId id = 0; id < sg.graph.num_nodes(); ++id) {
+      const Node& n = sg.graph.node(id);
+      if (!n.device.empty() || !makes_resource(n)) continue;
+      auto it = options.resource_devices->find(n.name);
+      if (it != options.resource_devices->end()) sg.graph.mutable_node(id).device = it->second;
+    }
+  }
+  TF_ASSIGN_OR_RETURN(DeviceAssignment placed, assign_devices(sg.graph, options.devices, options.placement));
+  plan.feeds = std::move(sg.feeds);
+  plan.fetches = std::move(sg.fetches);
+  if (placed.one_device()) {
+    const std::string& device =
+        placed.device_of.empty() ? options.devices[0] : placed.devices[static_cast<size_t>(placed.device_of[0])];
+    plan.partitions.push_back(Partition{device, std::move(sg.graph)});
+    return plan;
+  }
+  write_devices(placed, &sg.graph);
+  TF_ASSIGN_OR_RETURN(plan.partitions, partition_graph(sg.graph, options.devices, options.mutant));
+  return plan;
+}
+
+}  // namespace tagflow::graph
