@@ -58,7 +58,7 @@ struct EdgeOut {
 
 // A read-only list in one of an Executable's arrays: a node's out edges and
 // its dereferenced inputs all live in one array each, not one allocation
-// per node (docs/performance.md, "Large graphs").
+// per node (docs/performance.md, "A graph of 10⁶ nodes").
 template <class T>
 class ItemList {
  public:

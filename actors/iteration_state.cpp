@@ -462,7 +462,7 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
       break;
     case NodeKind::next_iteration:
       // A dead one starts no iteration but reaches the next one if another
-      // value starts it (docs/protocol.md, "Every node runs in every iteration").
+      // value starts it (docs/semantics.md, "Every node runs in every iteration").
       out.next_iterations.push_back({item.node_id, any_dead ? ops::Tensor() : std::move(in[0]), any_dead});
       break;
     case NodeKind::arg:

@@ -7,7 +7,7 @@
 // code, checked by validate() (graph/validate.hpp), and is immutable while
 // anything executes it: sharing a const Graph across threads is safe.
 //
-// Memory (docs/performance.md, "Large graphs"): nodes live in chunks of
+// Memory (docs/performance.md, "A graph of 10⁶ nodes"): nodes live in chunks of
 // 1024 that copies of a graph share until one of them changes a node of
 // the chunk (copy on write), so a copy that changes little — the step graph
 // of a signature that prunes nothing — costs a pointer per chunk, not a

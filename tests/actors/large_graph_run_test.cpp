@@ -1,5 +1,5 @@
 // A chain of 2·10^5 nodes run by a Session, and the bytes per node of the
-// Executable built for it (docs/performance.md, "Large graphs"). No
+// Executable built for it (docs/performance.md, "A graph of 10⁶ nodes"). No
 // timing: quadratic work never finishes at this size, and per-node
 // allocations that come back exceed the bound.
 #include <boost/test/unit_test.hpp>

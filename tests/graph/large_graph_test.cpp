@@ -1,6 +1,6 @@
 // A chain of 2·10^5 nodes through import, validation, the step graph and
 // placement, with the IR's bytes per node bounded by Graph::memory_bytes()
-// (docs/performance.md, "Large graphs"). No timing: a pass that is
+// (docs/performance.md, "A graph of 10⁶ nodes"). No timing: a pass that is
 // quadratic in the node count (4·10^10 steps here) never finishes, and one
 // that copies what it should share exceeds the bounds.
 #include <boost/test/unit_test.hpp>

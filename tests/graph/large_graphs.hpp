@@ -1,5 +1,5 @@
 // Large generated graphs for the tests that bound tagflow's memory and work
-// per node (docs/performance.md, "Large graphs"; bench/scale_bench.cpp
+// per node (docs/performance.md, "A graph of 10⁶ nodes"; bench/scale_bench.cpp
 // measures the same graphs at 10^6 nodes).
 #pragma once
 
