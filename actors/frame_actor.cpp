@@ -26,7 +26,7 @@ FrameActor::FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, Frame
       parent_(std::move(parent)),
       layout_(exec_->frame(frame)),
       exit_live_(layout_.exits.size(), false),
-      runs_iterations_(layout_.runs_iterations && !step_->iteration_actors) {
+      runs_iterations_(step_->plan->frame_runs_iterations[static_cast<size_t>(frame)]) {
   set_trace_ref(frame_ref(step_->context.partition, tag0_.frame_instance()));
   set_taken_sink(step_->context.events, step_->context.step_id);
 }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "actors/executable.hpp"
+#include "actors/execution_plan.hpp"
 #include "actors/iteration_state.hpp"
 #include "actors/tag.hpp"
 #include "actors/tensor_inspect.hpp"
@@ -112,7 +113,7 @@ struct StepStart {
   int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   int64_t memory_limit = 0;    // bytes this partition's tensors may hold
   bool strict_merge = false;
-  bool iteration_actors = false;  // SessionOptions::iteration_actors
+  bool no_shortcuts = false;  // SessionOptions::no_shortcuts (the partition plans itself with it)
   // The partitions of the step by index (transfers go to peers[i]), which
   // of them this one is, and where the result goes.
   std::vector<caf::actor> peers;
@@ -175,8 +176,9 @@ struct StepShared {
   // arrival + timeout, checked by frames on every iteration report: a busy
   // loop may keep a single worker from ever running the partition's timer.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  // Frames run no iterations themselves (SessionOptions::iteration_actors).
-  bool iteration_actors = false;
+  // Who drives the partition's iterations in this step
+  // (actors/execution_plan.hpp).
+  std::shared_ptr<const PartitionPlan> plan;
   // Cancelled when the step ends here for any reason: wakes the kernels of
   // the step that wait off the scheduler (docs/protocol.md, "Kernels that
   // block"); `waiting` (context.waiting points to it) says so and gives
@@ -272,7 +274,7 @@ typename Inspector::result_type inspect(Inspector& f, TransferBatches& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepStart& x) {
   return f(caf::meta::type_name("tagflow.step_start"), x.step_id, x.feeds, x.timeout, x.max_iterations,
-           x.memory_limit, x.strict_merge, x.iteration_actors, x.peers, x.partition_index, x.coordinator);
+           x.memory_limit, x.strict_merge, x.no_shortcuts, x.peers, x.partition_index, x.coordinator);
 }
 
 template <class Inspector>

@@ -31,7 +31,12 @@ Status from_caf_error(const caf::error& e) {
 
 PartitionActor::PartitionActor(caf::actor_config& cfg, ExecPtr exec,
                                std::vector<std::string> fetch_names, PartitionEnv env)
-    : ActorBase(cfg), exec_(std::move(exec)), env_(std::move(env)), fetch_names_(std::move(fetch_names)) {
+    : ActorBase(cfg),
+      exec_(std::move(exec)),
+      env_(std::move(env)),
+      plans_{std::make_shared<PartitionPlan>(plan_partition(*exec_, true)),
+             std::make_shared<PartitionPlan>(plan_partition(*exec_, false))},
+      fetch_names_(std::move(fetch_names)) {
   set_trace_ref(partition_ref(env_.index));
   set_taken_sink(env_.events, 0);
 }
@@ -181,7 +186,7 @@ StepPtr PartitionActor::make_step(StepStart& start) {
   step->context.partition = start.partition_index;
   step->context.resources = env_.resources.get();
   step->context.strict_merge = start.strict_merge;
-  step->iteration_actors = start.iteration_actors;
+  step->plan = start.no_shortcuts ? plans_.without_shortcuts : plans_.with_shortcuts;
   step->memory = std::make_shared<ops::MemoryBudget>(start.memory_limit);
   step->context.memory = step->memory.get();
   step->max_iterations = start.max_iterations;
@@ -322,7 +327,7 @@ caf::behavior PartitionActor::make_behavior() {
         }
         if (step->timeout.count() > 0)
           delayed_send(this, step->timeout, timeout_atom::value, step->context.step_id);
-        if (!exec_->has_control_flow() && inline_step_ == nullptr) start_inline(std::move(step));
+        if (step->plan->root_inline && inline_step_ == nullptr) start_inline(std::move(step));
         else start(std::move(step));
       },
       [=](step_result_atom, ValueBatch& fetches) {

@@ -84,6 +84,11 @@ class PartitionActor : public ActorBase {
 
   ExecPtr exec_;
   PartitionEnv env_;
+  // Who drives this partition's iterations, with the shortcuts and
+  // without (a step's StepStart says which), decided once.
+  struct Plans {
+    std::shared_ptr<const PartitionPlan> with_shortcuts, without_shortcuts;
+  } plans_;
   // Where each step's result goes, by step id.
   std::map<uint64_t, caf::actor> coordinators_;
   std::vector<std::string> fetch_names_;

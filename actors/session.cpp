@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "actors/coordinator.hpp"
+#include "actors/execution_plan.hpp"
 #include "actors/function_runtime.hpp"
 #include "actors/network.hpp"
 #include "actors/partition_actor.hpp"
@@ -221,7 +222,7 @@ ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
                                                        limits::kMaxFrameDepth, limits::kDefaultMaxFrameDepth));
   TF_ASSIGN_OR_RETURN(o.memory_limit, resolve_memory_limit(o.memory_limit, config));
   o.strict_merge = o.strict_merge || config.strict_merge();
-  o.iteration_actors = o.iteration_actors || config.iteration_actors();
+  o.no_shortcuts = o.no_shortcuts || config.no_shortcuts();
   if (!o.lower_functional) o.lower_functional = config.lower_functional();
   if (!o.lower_functional) o.lower_functional = limits::kDefaultLowerFunctional;
   // TAGFLOW_OPTIMIZE runs every session of a process (a test suite) through
@@ -380,10 +381,12 @@ struct Session::Impl {
     for (const auto& exec : p->execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
     p->feeds = std::move(plan.feeds);
     for (const auto& exec : p->execs) p->reads_feed.push_back(feeds_read(*exec, feeds.size()));
-    const Executable& first = *p->execs[0];
-    if (p->execs.size() == 1 && !p->remote && !first.has_control_flow() && !first.has_recvs() &&
-        first.num_expensive() <= 1 && first.num_blocking() == 0 && options.events == nullptr && !options.deterministic &&
-        options.timeout.count() == 0 && !options.iteration_actors) {
+    ExecutionPolicy policy;
+    policy.shortcuts = !options.no_shortcuts;
+    policy.events = options.events != nullptr;
+    policy.deterministic = options.deterministic;
+    policy.timeout = options.timeout.count() > 0;
+    if (plan_execution(p->execs, p->remote, policy).on_callers_thread) {
       // Its steps run on the callers' threads: no partition actor.
       p->direct_resources = resources_of(p->partition_devices[0]);
       p->fetch_names = plan.fetches;
@@ -659,7 +662,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     s.max_iterations = *impl.options.max_iterations;
     s.memory_limit = *impl.options.memory_limit;
     s.strict_merge = impl.options.strict_merge;
-    s.iteration_actors = impl.options.iteration_actors;
+    s.no_shortcuts = impl.options.no_shortcuts;
     s.feeds = feeds_of(*p, i, feeds);
   }
   {

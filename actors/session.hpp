@@ -86,16 +86,17 @@ struct SessionOptions {
   // configuration's `tagflow.strict-merge` sets it too); by default the
   // first live input wins and later ones are ignored, as in TensorFlow.
   bool strict_merge = false;
-  // No shortcut past the actors: every step goes through its partition
-  // actors and every loop iteration runs in an iteration actor of its own.
-  // By default a step of one local partition without control flow, transfers
-  // or more than one expensive node runs on the caller's thread, and a frame
+  // No shortcut past the actors (actors/execution_plan.hpp): every step
+  // goes through its partition actors, every root frame runs in a frame
+  // actor and every loop iteration in an iteration actor of its own. By
+  // default a step of one local partition without control flow, transfers
+  // or more than one expensive node runs on the caller's thread, a
+  // partition without loops runs its root iteration itself, and a frame
   // with no child frame whose expensive nodes cannot overlap across
-  // iterations runs its iterations itself, with no message per iteration
-  // (docs/protocol.md, "Steps on the caller's thread", "Frames that run
-  // their iterations"); the configuration's `tagflow.iteration-actors` sets
-  // it too.
-  bool iteration_actors = false;
+  // iterations runs its iterations itself (docs/protocol.md, "Steps on the
+  // caller's thread", "Graphs without control flow", "Frames that run their
+  // iterations"); the configuration's `tagflow.no-shortcuts` sets it too.
+  bool no_shortcuts = false;
   // Whether functional ops (If, While, Case, For, calls) are lowered to
   // Switch/Merge/Enter/Exit before they run, or run as written
   // (actors/function_runtime.hpp, docs/tf2.md); unset: the configuration's

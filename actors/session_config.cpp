@@ -92,8 +92,10 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
   add_option<std::vector<std::string>>(custom_options_, "devices",
                                       "full names of the devices graphs are placed on");
   add_option<bool>(custom_options_, "strict-merge", "a second live input of a Merge is an error, not ignored");
-  add_option<bool>(custom_options_, "iteration-actors",
-                   "every loop iteration runs in an actor of its own, also in frames that run their iterations");
+  add_option<bool>(custom_options_, "no-shortcuts",
+                   "no shortcut past the actors: every step through its partition actors, every root frame in a "
+                   "frame actor, every loop iteration in an actor of its own (actors/execution_plan.hpp)");
+  add_option<bool>(custom_options_, "iteration-actors", "the old name of no-shortcuts");
   add_option<bool>(custom_options_, "lower-functional",
                    "functional ops are lowered to Switch/Merge/Enter/Exit instead of running as written", "graph");
   add_option<std::string>(custom_options_, "optimize",
@@ -163,7 +165,9 @@ std::optional<std::string> SessionConfig::optimize() const {
   if (auto v = caf::get_if<std::string>(&content, "graph.optimize")) return *v;
   return std::nullopt;
 }
-bool SessionConfig::iteration_actors() const { return caf::get_or(content, "tagflow.iteration-actors", false); }
+bool SessionConfig::no_shortcuts() const {
+  return caf::get_or(content, "tagflow.no-shortcuts", false) || caf::get_or(content, "tagflow.iteration-actors", false);
+}
 
 std::string SessionConfig::source_of(const std::string& key) const {
   auto it = sources_.find(key);

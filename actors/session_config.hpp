@@ -36,7 +36,7 @@ class SessionConfig : public caf::actor_system_config {
   ops::Status load();
 
   bool strict_merge() const;
-  bool iteration_actors() const;
+  bool no_shortcuts() const;  // no-shortcuts, or its old name iteration-actors
   // `[graph] lower-functional`, if the configuration sets it.
   std::optional<bool> lower_functional() const;
   // `[graph] optimize`, if the configuration sets it.

@@ -39,7 +39,7 @@ std::unique_ptr<SavedModelSession> load(const std::string& dir, const testing::M
                                         actors::SavedModelOptions o = {}) {
   o.session.deterministic = m.deterministic;
   o.session.threads = m.threads;
-  o.session.iteration_actors = m.iteration_actors;
+  o.session.no_shortcuts = m.no_shortcuts;
   auto s = SavedModelSession::load(dir, o);
   BOOST_REQUIRE_MESSAGE(s.ok(), s.status().to_string());
   return std::move(s).value();

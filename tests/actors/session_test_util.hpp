@@ -20,8 +20,9 @@ struct Mode {
   bool deterministic;
   int threads;
   // Every loop iteration in an actor of its own, also where a frame would
-  // run its iterations itself (SessionOptions::iteration_actors).
-  bool iteration_actors = false;
+  // run its iterations itself, every root frame in a frame actor
+  // (SessionOptions::no_shortcuts).
+  bool no_shortcuts = false;
 };
 
 // Every test that runs steps runs them in each of these.
@@ -30,7 +31,7 @@ inline std::vector<Mode> modes() {
           {"1 thread", false, 1},
           {"2 threads", false, 2},
           {"4 threads", false, 4},
-          {"2 threads, iteration actors", false, 2, true}};
+          {"2 threads, no shortcuts", false, 2, true}};
 }
 
 inline graph::Graph load_corpus(const std::string& file) {
@@ -43,7 +44,7 @@ inline std::unique_ptr<actors::Session> make_session(graph::Graph g, const Mode&
                                                 actors::SessionOptions o = {}) {
   o.deterministic = m.deterministic;
   o.threads = m.threads;
-  o.iteration_actors = o.iteration_actors || m.iteration_actors;
+  o.no_shortcuts = o.no_shortcuts || m.no_shortcuts;
   auto s = actors::Session::create(std::move(g), o);
   if (!s.ok()) throw std::runtime_error(s.status().to_string());
   return std::move(s).value();

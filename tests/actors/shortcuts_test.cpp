@@ -8,10 +8,12 @@
 #include <thread>
 
 #include "actors/executable.hpp"
+#include "actors/execution_plan.hpp"
 #include "executor_graphs.hpp"
 #include "graph/validate.hpp"
 #include "ops/resource.hpp"
 #include "session_test_util.hpp"
+#include "trace/sink.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;
@@ -75,6 +77,78 @@ BOOST_AUTO_TEST_CASE(cheap_frames_and_frames_whose_expensive_nodes_wait_on_thems
   BOOST_TEST(runs_iterations(*build(matmul_loop(true)), "w"));
   // k k in every iteration: the products may overlap, on several cores.
   BOOST_TEST(!runs_iterations(*build(matmul_loop(false)), "w"));
+}
+
+// The execution plan's decision table (actors/execution_plan.hpp), row by
+// row: each condition turns its shortcut off on its own, and no_shortcuts
+// turns off all three.
+BOOST_AUTO_TEST_CASE(the_execution_plan_takes_each_shortcut_exactly_when_its_table_says) {
+  using actors::ExecutionPolicy;
+  auto plan = [](std::vector<std::shared_ptr<const actors::Executable>> execs, bool remote, ExecutionPolicy p) {
+    return actors::plan_execution(execs, remote, p);
+  };
+  const auto small = build(int_const("a", 2) + int_const("b", 3) + binary("s", "Add", "a", "b"));
+  const auto two_matmuls = build(matrix("m", 1) + matrix("k", 2) + node("p", "MatMul", {"m", "k"}, type_attr("T", "DT_FLOAT")) +
+                                 node("q", "MatMul", {"k", "m"}, type_attr("T", "DT_FLOAT")));
+  const auto loop = build(int_const("start", 0) + int_const("n", 3) + counting_loop("w", "start", "n", 1));
+  const auto nested = build(nested_loops());
+  const ExecutionPolicy plain;
+  // the caller's thread: one local partition without frames, transfers,
+  // blocking kernels or a second expensive node, no events, determinism or timeout
+  BOOST_TEST(plan({small}, false, plain).on_callers_thread);
+  for (int flip = 0; flip < 4; ++flip) {
+    ExecutionPolicy p;
+    p.shortcuts = flip != 0;
+    p.events = flip == 1;
+    p.deterministic = flip == 2;
+    p.timeout = flip == 3;
+    BOOST_TEST(!plan({small}, false, p).on_callers_thread, "flip " << flip);
+  }
+  BOOST_TEST(!plan({small}, true, plain).on_callers_thread);
+  BOOST_TEST(!plan({small, small}, false, plain).on_callers_thread);
+  BOOST_TEST(!plan({two_matmuls}, false, plain).on_callers_thread);
+  BOOST_TEST(!plan({loop}, false, plain).on_callers_thread);
+  // a partition drives its root iteration when it has no loop
+  BOOST_TEST(plan({two_matmuls}, false, plain).partitions[0].root_inline);
+  BOOST_TEST(!plan({loop}, false, plain).partitions[0].root_inline);
+  // a frame drives its iterations where its layout allows
+  const actors::PartitionPlan n = actors::plan_partition(*nested, true);
+  for (int f = 0; f < nested->num_frames(); ++f)
+    BOOST_TEST(n.frame_runs_iterations[static_cast<size_t>(f)] == nested->frame(f).runs_iterations);
+  BOOST_TEST(runs_iterations(*nested, "o/in"));
+  // without shortcuts: none of the three
+  ExecutionPolicy off;
+  off.shortcuts = false;
+  for (const auto& exec : {small, two_matmuls, loop, nested}) {
+    const actors::ExecutionPlan p = plan({exec}, false, off);
+    BOOST_TEST(!p.on_callers_thread);
+    BOOST_TEST(!p.partitions[0].root_inline);
+    for (bool b : p.partitions[0].frame_runs_iterations) BOOST_TEST(!b);
+  }
+}
+
+// no_shortcuts reaches a graph without loops too: its root frame runs in a
+// frame actor (which takes the step's messages), not inline in the
+// partition.
+BOOST_AUTO_TEST_CASE(without_shortcuts_a_graph_without_loops_runs_its_root_frame_in_a_frame_actor) {
+  for (bool with_shortcuts : {true, false}) {
+    BOOST_TEST_CONTEXT((with_shortcuts ? "shortcuts" : "no shortcuts")) {
+      trace::MemorySink sink;
+      actors::SessionOptions o;
+      o.events = &sink;
+      o.no_shortcuts = !with_shortcuts;
+      o.num_devices = 2;
+      o.placement.strategy = graph::PlacementOptions::Strategy::round_robin;
+      auto s = make_session(parse(int_const("a", 2) + int_const("b", 3) + binary("s", "Add", "a", "b")),
+                            {"2 threads", false, 2}, o);
+      BOOST_TEST(must_run(*s, {}, {"s"})[0].scalar_value<int32_t>() == 5);
+      int frame_takes = 0;
+      const trace::Trace t = sink.trace();
+      for (const trace::Event& e : t.events())
+        frame_takes += e.kind == trace::Kind::message_taken && e.to.role == trace::Role::frame;
+      BOOST_TEST((frame_takes > 0) == !with_shortcuts, frame_takes << " messages taken by frame actors");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(matmul_loops_give_the_same_values_with_and_without_iteration_actors) {

@@ -62,7 +62,7 @@ BOOST_AUTO_TEST_CASE(a_counting_loop_runs_each_iteration_once_and_in_order) {
 BOOST_AUTO_TEST_CASE(the_deterministic_trace_is_an_exact_message_sequence) {
   std::string text = int_const("start", 0) + int_const("n", 1) + counting_loop("w", "start", "n", 1);
   Mode actors = modes()[0];
-  actors.iteration_actors = true;
+  actors.no_shortcuts = true;
   Trace t = trace_step(parse(text), actors, {}, {"w/Exit"});
   std::vector<std::string> seen;
   for (const Event& e : t.events())

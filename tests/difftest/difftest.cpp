@@ -16,7 +16,7 @@ std::string RunConfig::describe() const {
   std::string s = fmt::format("{} device{}", devices, devices == 1 ? "" : "s");
   if (devices > 1) s += round_robin ? ", round-robin" : fmt::format(", random:{}", seed);
   s += deterministic ? ", deterministic" : fmt::format(", {} thread{}", threads, threads == 1 ? "" : "s");
-  if (iteration_actors) s += ", iteration actors";
+  if (no_shortcuts) s += ", no shortcuts";
   if (lower) s += ", lowered";
   if (!timed) s += ", no timeout";
   return s;
@@ -94,7 +94,7 @@ Outcome run_once(const Emitted& e, const RunConfig& c, const Limits& limits) {
   o.placement.seed = c.seed;
   o.deterministic = c.deterministic;
   o.threads = c.deterministic ? 1 : c.threads;
-  o.iteration_actors = c.iteration_actors;
+  o.no_shortcuts = c.no_shortcuts;
   o.lower_functional = c.lower;
   if (c.mutant) o.protocol_mutant = actors::SessionOptions::ProtocolMutant::indicators_ignore_control_inputs;
   if (c.timed) o.timeout = limits.timeout;
@@ -142,7 +142,7 @@ std::vector<RunConfig> draw_configs(std::mt19937_64& rng, Form form, int count) 
     const int mode = pick(0, 3);
     c.deterministic = mode == 0;
     c.threads = mode == 3 ? 4 : mode == 2 ? 2 : 1;
-    c.iteration_actors = pick(0, 1) == 1;
+    c.no_shortcuts = pick(0, 1) == 1;
     // A TF 2 graph: lowered mostly (the TF 1 executor split), as written
     // now and then on several devices.
     c.lower = form == Form::tf2 && (k == 0 || pick(0, 3) > 0);

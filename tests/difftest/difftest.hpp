@@ -2,7 +2,7 @@
 // one form, runs on one device and then under other configurations —
 // 1 to 5 devices, random and round-robin placements, CAF's deterministic
 // scheduler or 1, 2 and 4 threads, with and without the executor's
-// shortcuts (iteration actors everywhere), TF 2 graphs as written and
+// shortcuts (SessionOptions::no_shortcuts), TF 2 graphs as written and
 // lowered — and every run must give the one-device values bit for bit, or
 // fail with the same error code. A disagreement is shrunk (shrink.hpp) and
 // saved as a regression case (regression.hpp). Thread-compatible: every run
@@ -28,7 +28,7 @@ struct RunConfig {
   uint64_t seed = 1;
   bool deterministic = true;
   int threads = 1;
-  bool iteration_actors = false;
+  bool no_shortcuts = false;  // SessionOptions::no_shortcuts
   bool lower = false;  // functional ops lowered (tf2 graphs; the others have none)
   // Tests of the test: the partitioner's defect it must find
   // (SessionOptions::ProtocolMutant::indicators_ignore_control_inputs).
@@ -38,7 +38,7 @@ struct RunConfig {
   // shortcut, which a timeout turns off); a watchdog then bounds the run.
   bool timed = true;
 
-  // "3 devices, random:7, 2 threads, iteration actors"
+  // "3 devices, random:7, 2 threads, no shortcuts"
   std::string describe() const;
   // The same as `tagflow run` flags (where the CLI has them).
   std::string flags() const;

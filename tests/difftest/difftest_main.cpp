@@ -111,7 +111,7 @@ struct Driver {
     for (const RunConfig& r : c.runs) {
       ++t.by_devices[r.devices];
       ++t.by_mode[r.deterministic ? std::string("deterministic") : fmt::format("{} threads", r.threads)];
-      if (r.iteration_actors) ++t.by_mode["iteration actors"];
+      if (r.no_shortcuts) ++t.by_mode["no shortcuts"];
       if (r.lower) ++t.by_mode["lowered"];
       if (!r.timed) ++t.by_mode["no timeout"];
     }

@@ -36,7 +36,7 @@ std::vector<RunConfig> every_mode(int devices, uint64_t seed) {
     c.seed = seed;
     c.deterministic = mode == 0;
     c.threads = mode == 3 ? 4 : mode == 2 || mode == 4 ? 2 : 1;
-    c.iteration_actors = mode == 4;
+    c.no_shortcuts = mode == 4;
     out.push_back(c);
   }
   return out;

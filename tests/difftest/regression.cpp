@@ -18,7 +18,7 @@ using ops::Status;
 
 std::string mode_text(const RunConfig& c) {
   std::string s = c.deterministic ? "deterministic" : fmt::format("threads {}", c.threads);
-  if (c.iteration_actors) s += " iteration-actors";
+  if (c.no_shortcuts) s += " no-shortcuts";
   if (c.lower) s += " lower";
   if (c.mutant) s += " mutant";
   if (!c.timed) s += " untimed";
@@ -34,8 +34,8 @@ Status parse_mode(const std::string& text, RunConfig* c) {
       c->deterministic = true;
     } else if (word == "threads") {
       if (!(in >> c->threads) || c->threads < 1) return Status(Error::parse_error, "mode: 'threads' wants a count");
-    } else if (word == "iteration-actors") {
-      c->iteration_actors = true;
+    } else if (word == "no-shortcuts" || word == "iteration-actors") {
+      c->no_shortcuts = true;
     } else if (word == "lower") {
       c->lower = true;
     } else if (word == "mutant") {

@@ -8,7 +8,7 @@
 //   # config: 2 devices, random:3, deterministic     (RunConfig, as fields below)
 //   # devices: 2
 //   # place: random:3
-//   # mode: deterministic | threads N [iteration-actors] [lower]
+//   # mode: deterministic | threads N [no-shortcuts] [lower] [untimed]
 //   # feed: f0=2
 //   # fetch: L0/x1
 //   # init: var0/init

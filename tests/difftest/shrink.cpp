@@ -290,7 +290,7 @@ ShrinkResult shrink(const Program& p, Form form, const RunConfig& failing, const
     RunConfig c = r.config;
     if (step == 0 && c.devices > 2) c.devices = 2;
     else if (step == 1 && !c.deterministic) c.deterministic = true;
-    else if (step == 2 && c.iteration_actors) c.iteration_actors = false;
+    else if (step == 2 && c.no_shortcuts) c.no_shortcuts = false;
     else continue;
     disagrees(r.program, {c});
   }

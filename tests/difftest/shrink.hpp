@@ -4,7 +4,7 @@
 // dropped, a predicate made plain — are tried one at a time, and each that
 // still disagrees under some configuration is kept, until none does (or
 // the budget is spent). Then the configuration is made plain too: fewer
-// devices, the deterministic scheduler, no iteration actors.
+// devices, the deterministic scheduler, the shortcuts on.
 #pragma once
 
 #include <functional>
