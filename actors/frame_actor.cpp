@@ -228,12 +228,11 @@ void FrameActor::send_to(int64_t iteration, std::vector<OutValue>&& values, bool
 // Starts `iteration` (the next one) with `values` plus the loop invariants.
 // False if the step must stop (too many iterations).
 bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue>&& values) {
-  if (step_->max_iterations > 0 && iteration >= step_->max_iterations) {
-    fail(Status(ops::Error::resource_exhausted,
-                fmt::format("frame '{}' at tag {} on partition {} exceeded the limit of {} "
-                            "iterations (--max-iterations, [tagflow] max-iterations)",
-                            layout_.name, tag0_.with_iteration(iteration).to_string(),
-                            exec_->partition(), step_->max_iterations)));
+  if (Status too_many = step_->guard.check_iterations(
+          iteration, fmt::format("frame '{}' at tag {} on partition {}", layout_.name,
+                                 tag0_.with_iteration(iteration).to_string(), exec_->partition()));
+      !too_many.ok()) {
+    fail(too_many);
     return false;
   }
   if (runs_iterations_) {
@@ -339,13 +338,9 @@ void FrameActor::on_report(IterationReport& r) {
                             layout_.name, exec_->partition(), r.iteration)));
     return;
   }
-  if (step_->deadline != std::chrono::steady_clock::time_point::max() &&
-      std::chrono::steady_clock::now() > step_->deadline) {
-    fail(Status(ops::Error::deadline_exceeded,
-                fmt::format("step {} exceeded its timeout (--timeout) in frame '{}' at tag {} on "
-                            "partition {}",
-                            step_->context.step_id, layout_.name,
-                            tag0_.with_iteration(r.iteration).to_string(), exec_->partition())));
+  if (step_->guard.past_deadline()) {
+    fail(step_->guard.timed_out(fmt::format(" in frame '{}' at tag {} on partition {}", layout_.name,
+                                            tag0_.with_iteration(r.iteration).to_string(), exec_->partition())));
     return;
   }
   if (trace::Sink* sink = step_->context.events; sink != nullptr && !runs_iterations_) {

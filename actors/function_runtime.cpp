@@ -281,27 +281,15 @@ class FunctionalKernel final : public ops::Kernel {
     return ops::ok_status();
   }
 
-  // Every `kCheckEvery` iterations a loop checks the step's deadline and
-  // cancellation, so that a step that timed out does not run on.
-  static constexpr int64_t kCheckEvery = 256;
-
+  // A loop checks its iterations every time, and the step's deadline and
+  // cancellation every StepGuard::kCheckEvery iterations, so that a step
+  // that timed out does not run on.
   Status check_loop(const KernelCall& call, int64_t iteration) const {
-    const int64_t limit = runtime_.options().max_iterations;
-    if (limit > 0 && iteration >= limit)
-      return Status(Error::resource_exhausted,
-                    fmt::format("the loop ran {} iterations, the limit (--max-iterations, [tagflow] max-iterations)",
-                                limit));
-    if (iteration % kCheckEvery == 0 && iteration > 0) {
-      if (const ops::Waiting* w = call.step->waiting) {
-        if (w->cancellation != nullptr && w->cancellation->cancelled())
-          return Status(Error::cancelled, fmt::format("the step was cancelled in iteration {}", iteration));
-        if (w->deadline != std::chrono::steady_clock::time_point::max() &&
-            std::chrono::steady_clock::now() > w->deadline)
-          return Status(Error::deadline_exceeded,
-                        fmt::format("the step exceeded its timeout (--timeout) in iteration {}", iteration));
-      }
-    }
-    return ops::ok_status();
+    if (call.step->guard != nullptr) return call.step->guard->check_loop(iteration, "the loop");
+    StepGuard guard;  // a body run outside a step of a partition: the session's limit only
+    guard.step_id = call.step->step_id;
+    guard.max_iterations = runtime_.options().max_iterations;
+    return guard.check_loop(iteration, "the loop");
   }
 
   void iteration_event(const KernelCall& call, int64_t i, bool done) const {

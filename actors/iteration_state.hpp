@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/executable.hpp"
+#include "actors/step_guard.hpp"
 #include "actors/tag.hpp"
 #include "actors/transfer.hpp"
 #include "ops/cancellation.hpp"
@@ -118,6 +119,8 @@ struct StepContext {
   // How long a kernel that would block may wait, off the scheduler
   // threads; nullptr: such a kernel fails instead (a deterministic session).
   const ops::Waiting* waiting = nullptr;
+  // The step's limits (deadline, cancellation, iterations); nullptr: none.
+  const StepGuard* guard = nullptr;
   // A function body run as written (actors/function_runtime.hpp): where the
   // body is called from, which errors of its nodes name; nullptr at the top.
   const CallChain* chain = nullptr;

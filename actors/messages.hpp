@@ -164,7 +164,6 @@ struct StepShared {
   StepContext context;
   std::vector<ops::Tensor> feeds;
   std::shared_ptr<ops::MemoryBudget> memory;  // owns context.memory
-  int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   std::vector<caf::actor> workers;  // compute jobs of kernel batches
   // The partitions of the step by index (transfers go to peers[i]), and
   // which of them this one is; `partition` is this partition's own actor.
@@ -173,9 +172,11 @@ struct StepShared {
   caf::actor partition;
   std::shared_ptr<TransferRoutes> routes;  // peers' frames; null for one partition
   std::chrono::nanoseconds timeout{0};  // 0: none
-  // arrival + timeout, checked by frames on every iteration report: a busy
-  // loop may keep a single worker from ever running the partition's timer.
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The step's limits (context.guard points to it): its deadline (arrival
+  // + timeout, checked by frames on every iteration report: a busy loop
+  // may keep a single worker from ever running the partition's timer), its
+  // cancellation and its iterations per frame instance.
+  StepGuard guard;
   // Who drives the partition's iterations in this step
   // (actors/execution_plan.hpp).
   std::shared_ptr<const PartitionPlan> plan;

@@ -189,16 +189,19 @@ StepPtr PartitionActor::make_step(StepStart& start) {
   step->plan = start.no_shortcuts ? plans_.without_shortcuts : plans_.with_shortcuts;
   step->memory = std::make_shared<ops::MemoryBudget>(start.memory_limit);
   step->context.memory = step->memory.get();
-  step->max_iterations = start.max_iterations;
+  step->guard.step_id = start.step_id;
+  step->guard.max_iterations = start.max_iterations;
+  step->guard.cancellation = step->cancellation.get();
+  step->context.guard = &step->guard;
   step->timeout = start.timeout;
-  if (start.timeout.count() > 0) step->deadline = std::chrono::steady_clock::now() + start.timeout;
+  if (start.timeout.count() > 0) step->guard.deadline = std::chrono::steady_clock::now() + start.timeout;
   step->resources = env_.resources;
   step->waiting.cancellation = step->cancellation.get();
   // The step's timer ends a waiting kernel's wait at the deadline (and its
   // error names what the step waits for); the kernel's own deadline, a
   // little later, is the backstop should the timer be late.
-  if (step->deadline != std::chrono::steady_clock::time_point::max())
-    step->waiting.deadline = step->deadline + kWaitGrace;
+  if (step->guard.deadline != std::chrono::steady_clock::time_point::max())
+    step->waiting.deadline = step->guard.deadline + kWaitGrace;
   if (env_.may_wait) step->context.waiting = &step->waiting;
   step->workers = env_.workers;
   // A recorded step is a replayable one: what an actor does follows from
@@ -252,11 +255,8 @@ void PartitionActor::start_inline(StepPtr step) {
 // Without control flow nothing leaves it but fetches and kernel jobs.
 void PartitionActor::run_inline() {
   const StepShared& step = *inline_step_;
-  if (step.deadline != std::chrono::steady_clock::time_point::max() &&
-      std::chrono::steady_clock::now() > step.deadline) {
-    end_inline(Status(ops::Error::deadline_exceeded,
-                      fmt::format("step {} exceeded its timeout (--timeout) at tag / on partition {}",
-                                  step.context.step_id, exec_->partition())));
+  if (Status late = step.guard.check_deadline(fmt::format(" at tag / on partition {}", exec_->partition())); !late.ok()) {
+    end_inline(std::move(late));
     return;
   }
   do {
@@ -390,9 +390,8 @@ caf::behavior PartitionActor::make_behavior() {
         const bool inline_target = inline_step_ != nullptr && inline_step_->context.step_id == step_id;
         auto it = running_.find(step_id);
         if (!inline_target && it == running_.end()) return;
-        Status s(ops::Error::deadline_exceeded,
-                 fmt::format("step {} on partition {} exceeded its timeout (--timeout){}", step_id,
-                             exec_->partition(), waits_text(inline_target ? *inline_step_ : *it->second.step)));
+        const StepShared& late = inline_target ? *inline_step_ : *it->second.step;
+        Status s = late.guard.timed_out(fmt::format(" on partition {}{}", exec_->partition(), waits_text(late)));
         if (inline_target) {
           end_inline(std::move(s));
           return;

@@ -423,6 +423,10 @@ struct Session::Impl {
     ctx.partition = 0;
     ctx.memory = memory.get();
     ctx.strict_merge = options.strict_merge;
+    StepGuard guard;  // no deadline: a timed step does not run here
+    guard.step_id = step_id;
+    guard.max_iterations = *options.max_iterations;
+    ctx.guard = &guard;
     std::unique_ptr<IterationState> state;
     {
       std::lock_guard<std::mutex> lock(p.direct_mu);

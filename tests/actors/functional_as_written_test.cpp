@@ -269,7 +269,7 @@ BOOST_AUTO_TEST_CASE(the_iteration_limit_ends_a_while_run_as_written) {
   auto s = make_session(load("functional/while_sum.pbtxt"), modes()[1], o);
   BOOST_TEST(must_run(*s, {{"start", i32(0)}, {"limit", i32(3)}}, {"While:2"})[0].scalar_value<int32_t>() == 3);
   const std::string e = run_error(*s, {{"start", i32(0)}, {"limit", i32(100)}}, "While:2");
-  BOOST_TEST(e.find("While 'While' at tag / on partition CPU:0: the loop ran 4 iterations, the limit") !=
+  BOOST_TEST(e.find("While 'While' at tag / on partition CPU:0: the loop exceeded the limit of 4 iterations (--max-iterations") !=
                  std::string::npos,
              e);
 }
