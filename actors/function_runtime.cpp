@@ -112,23 +112,31 @@ class BodyRunner {
                     fmt::format("{} takes {} arguments, not {}", to_string(chain_), body.num_args, args_.size()));
     state->reset(*body.exec, graph::kRootFrame, Tag(), ctx_);
     rets->assign(static_cast<size_t>(body.num_rets), Tensor());
-    int got = 0;
-    Status s;
-    do {
-      s = state->run(ctx_, out_);
-      for (OutValue& v : out_.fetches) {
-        const NodeItem& item = body.exec->item(v.item);
-        if (v.dead)
-          return Status(Error::invalid_argument,
-                        fmt::format("{} returns a dead value as result {} (its _Retval '{}'); a function's "
-                                    "results must be live",
-                                    to_string(chain_), item.index, item.node->name));
-        (*rets)[static_cast<size_t>(item.index)] = std::move(v.value);
-        ++got;
+    // A body's results are its _Retvals' values; nothing else leaves it.
+    struct Results : OutboxSink {
+      const BodyRunner& runner;
+      const FunctionRuntime::Body& body;
+      std::vector<Tensor>& rets;
+      int got = 0;
+      Results(const BodyRunner& r, const FunctionRuntime::Body& b, std::vector<Tensor>& out)
+          : runner(r), body(b), rets(out) {}
+      Status drain(Outbox& out) override {
+        for (OutValue& v : out.fetches) {
+          const NodeItem& item = body.exec->item(v.item);
+          if (v.dead)
+            return Status(Error::invalid_argument,
+                          fmt::format("{} returns a dead value as result {} (its _Retval '{}'); a function's "
+                                      "results must be live",
+                                      to_string(runner.chain_), item.index, item.node->name));
+          rets[static_cast<size_t>(item.index)] = std::move(v.value);
+          ++got;
+        }
+        out.clear();
+        return ops::ok_status();
       }
-      out_.clear();
-    } while (s.ok() && state->has_ready());
-    if (!s.ok()) return s;
+    } results(*this, body, *rets);
+    TF_RETURN_IF_ERROR(state->run_until_idle(ctx_, out_, results));
+    const int got = results.got;
     if (got != body.num_rets)
       return Status(Error::internal,
                     fmt::format("{} ended with {} of its {} results", to_string(chain_), got, body.num_rets));

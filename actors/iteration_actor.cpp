@@ -166,15 +166,17 @@ caf::behavior IterationActor::make_behavior() {
 }
 
 void IterationActor::run_and_report() {
-  do {
-    if (getf(is_terminated_flag)) return;
-    Status s = state_.run(step_->context, outbox_);
-    if (!s.ok()) {
-      quit(to_caf_error(s));
-      return;
+  struct Sink : OutboxSink {
+    IterationActor& self;
+    explicit Sink(IterationActor& a) : self(a) {}
+    Status drain(Outbox&) override {
+      self.flush();  // reports to the frame after every run: early hand-off
+      return ops::ok_status();
     }
-    flush();
-  } while (state_.has_ready());
+    bool stopped() const override { return self.getf(is_terminated_flag); }
+  } sink(*this);
+  Status s = state_.run_until_idle(step_->context, outbox_, sink);
+  if (!s.ok()) quit(to_caf_error(s));
 }
 
 namespace {

@@ -103,6 +103,18 @@ struct Outbox {
   }
 };
 
+// What a driver of an iteration (actors/execution_plan.hpp) does with what
+// one run produced — kernel batches to hand out, transfers to send, Enter,
+// NextIteration, Exit and fetch values to deliver: `drain` takes it all out
+// of the outbox, leaving it empty; an error it returns ends the run.
+class OutboxSink {
+ public:
+  virtual ~OutboxSink() = default;
+  virtual Status drain(Outbox& out) = 0;
+  // True when the driver must not run again now (its actor is ending).
+  virtual bool stopped() const { return false; }
+};
+
 struct CallChain;  // actors/function_runtime.hpp
 
 // What every iteration of a step shares: read-only for the step's length.
@@ -168,6 +180,12 @@ class IterationState {
   // The first error stops the run and is returned, naming node, tag and
   // partition.
   Status run(const StepContext& ctx, Outbox& out);
+  // The one "run while ready, then drain" routine of every driver but a
+  // frame that runs its iterations (which runs each queued iteration once a
+  // turn, so that the next iteration starts as soon as this one hands on
+  // its NextIteration values): run(), then `sink` drains the outbox, until
+  // nothing is ready, the sink stops, or an error (the outbox then emptied).
+  Status run_until_idle(const StepContext& ctx, Outbox& out, OutboxSink& sink);
 
   // Finishes the jobs of `batch` (made by this state) that a worker computed.
   Status complete(KernelBatch& batch, const std::vector<int>& done);

@@ -259,18 +259,24 @@ void PartitionActor::run_inline() {
     end_inline(std::move(late));
     return;
   }
-  do {
-    Status s = root_.run(step.context, outbox_);
-    for (const std::shared_ptr<KernelBatch>& batch : outbox_.batches)
-      hand_out(inline_step_, batch, caf::actor_cast<caf::actor>(this));
-    for (OutValue& v : outbox_.fetches) fetches_.push_back(std::move(v));
-    if (!outbox_.sends.empty()) send_transfers(this, step, *exec_, Tag(), outbox_.sends);
-    outbox_.clear();
-    if (!s.ok()) {
-      end_inline(std::move(s));
-      return;
+  // Without control flow nothing leaves the root iteration but fetches,
+  // kernel jobs and transfers.
+  struct Sink : OutboxSink {
+    PartitionActor& self;
+    explicit Sink(PartitionActor& p) : self(p) {}
+    Status drain(Outbox& out) override {
+      for (const std::shared_ptr<KernelBatch>& batch : out.batches)
+        hand_out(self.inline_step_, batch, caf::actor_cast<caf::actor>(&self));
+      for (OutValue& v : out.fetches) self.fetches_.push_back(std::move(v));
+      if (!out.sends.empty()) send_transfers(&self, *self.inline_step_, *self.exec_, Tag(), out.sends);
+      out.clear();
+      return ops::ok_status();
     }
-  } while (root_.has_ready());
+  } sink(*this);
+  if (Status s = root_.run_until_idle(step.context, outbox_, sink); !s.ok()) {
+    end_inline(std::move(s));
+    return;
+  }
   // `computed` or a transfer resumes it
   if (root_.outstanding_jobs() > 0 || root_.transfers_missing() > 0) return;
   if (trace::Sink* sink = step.context.events) {

@@ -437,21 +437,24 @@ struct Session::Impl {
     }
     if (!state) state = std::make_unique<IterationState>();
     state->reset(exec, graph::kRootFrame, Tag(), ctx);
+    // Nothing but fetches leaves such a root iteration.
+    struct Fetches : OutboxSink {
+      std::vector<OutValue> values;
+      Status drain(Outbox& out) override {
+        for (OutValue& v : out.fetches) values.push_back(std::move(v));
+        out.clear();
+        return ops::ok_status();
+      }
+    } fetches;
     Outbox out;
-    std::vector<OutValue> fetches;
-    Status s;
-    do {
-      s = state->run(ctx, out);
-      for (OutValue& v : out.fetches) fetches.push_back(std::move(v));
-      out.clear();
-    } while (s.ok() && state->has_ready());
+    Status s = state->run_until_idle(ctx, out, fetches);
     p.direct_resources->end_step(step_id);
     {
       std::lock_guard<std::mutex> lock(p.direct_mu);
       p.direct_states.push_back(std::move(state));
     }
     if (!s.ok()) return s;
-    return collect_fetches(exec, p.fetch_names, step_id, fetches);
+    return collect_fetches(exec, p.fetch_names, step_id, fetches.values);
   }
 
   // What each device runs in the step (graph::plan_step) with this
