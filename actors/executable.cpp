@@ -28,15 +28,6 @@ const char* to_string(NodeKind k) {
 
 namespace {
 
-// Ops whose kernels cost enough that an iteration hands them to workers when
-// several are ready at once.
-bool is_expensive_op(const std::string& op) {
-  return op == "MatMul" || op == "BatchMatMulV2" || op == "Conv2D" || op == "_FusedMatMul" || op == "_FusedConv2D" ||
-         op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter" ||
-         op == "DepthwiseConv2dNative" || op == "DepthwiseConv2dNativeBackpropInput" ||
-         op == "DepthwiseConv2dNativeBackpropFilter";
-}
-
 Expected<NodeKind> kind_of(const graph::Node& n, const std::string& partition) {
   // The _Arg/_Retval nodes a step graph adds for feeds and fetches carry
   // `_step_io`; others belong to function bodies and cannot run here.
@@ -254,7 +245,8 @@ Status Executable::init(const FunctionKernels* functions) {
     item.num_control_inputs = static_cast<int>(node.control_inputs.size());
     item.num_outputs = graph_.num_outputs(id);
     item.frame = control_flow_.frame_of[static_cast<size_t>(id)];
-    item.expensive = is_expensive_op(node.op);
+    // the op's cost class (ops::OpDef::expensive)
+    item.expensive = node.def != nullptr && node.def->is_expensive();
     if (item.expensive) ++num_expensive_;
     if (item.calls_function) {
       TF_ASSIGN_OR_RETURN(item.kernel, functions->make(node));

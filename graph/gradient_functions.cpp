@@ -570,7 +570,7 @@ GradientRegistry make_global() {
   GradientRegistry r;
   auto add = [&r](const char* op, GradientFunction fn) { (void)r.add(op, std::move(fn)); };
 
-  for (const char* op : {"Identity", "Snapshot", "ReadVariableOp", "StopGradientIdentity"})
+  for (const char* op : {"Identity", "Snapshot", "ReadVariableOp", "StopGradientIdentity", "PlaceholderWithDefault"})
     add(op, identity_grad);
   add("IdentityN", [](C& c) -> Status {
     for (int i = 0; i < c.num_outputs(); ++i)
@@ -874,6 +874,17 @@ GradientRegistry make_global() {
         "InvertPermutation", "ConcatOffset", "ToBool", "IsVariableInitialized",
         "VarIsInitializedOp", "IsFinite", "LinSpace", "Empty", "NearestNeighbors",
         "ScalarSummary"})
+    r.add_not_differentiable(op);
+  // Ops that change state or leave the graph, as TensorFlow declares them
+  // (state_grad.py, resource_variable_ops.py, training ops, io, parsing,
+  // queues), and the random and set ops it declares so too.
+  for (const char* op :
+       {"Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+        "ScatterAdd", "ScatterSub", "ScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub",
+        "ResourceScatterUpdate", "ApplyGradientDescent", "ApplyMomentum", "ApplyAdagrad", "ApplyAdam",
+        "ApplyRMSProp", "ResourceApplyGradientDescent", "ResourceApplyMomentum", "ResourceApplyAdagrad",
+        "ResourceApplyAdam", "ResourceApplyRMSProp", "SaveV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
+        "ParseExample", "ParseExampleV2", "ParseSingleExample", "RandomShuffle", "Unique"})
     r.add_not_differentiable(op);
   return r;
 }

@@ -334,18 +334,21 @@ void register_conv_ops(OpRegistry& r) {
                             .input("input: T")
                             .input("filter: T")
                             .output("output: T")
+                            .expensive()
                             .kernel(conv_factory<ConvKernel>(f.forward, f.depthwise)));
     register_builtin(r, conv_def(f.backprop_input, f.depthwise)
                             .input("input_sizes: int32")
                             .input("filter: T")
                             .input("out_backprop: T")
                             .output("output: T")
+                            .expensive()
                             .kernel(conv_factory<ConvBackpropInputKernel>(f.backprop_input, f.depthwise)));
     register_builtin(r, conv_def(f.backprop_filter, f.depthwise)
                             .input("input: T")
                             .input("filter_sizes: int32")
                             .input("out_backprop: T")
                             .output("output: T")
+                            .expensive()
                             .kernel(conv_factory<ConvBackpropFilterKernel>(f.backprop_filter, f.depthwise)));
   }
 }

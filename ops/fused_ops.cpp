@@ -123,6 +123,7 @@ void register_fused_ops(OpRegistry& r) {
                           .attr("fused_ops", "list(string)", AttrList{})
                           .attr("epsilon", "float", 0.0001f)
                           .attr("leakyrelu_alpha", "float", 0.2f)
+                          .expensive()
                           .kernel(fused_factory("_FusedMatMul", "MatMul")));
   register_builtin(r, OpDef("_FusedConv2D")
                           .input("input: T")
@@ -140,6 +141,7 @@ void register_fused_ops(OpRegistry& r) {
                           .attr("fused_ops", "list(string)", AttrList{})
                           .attr("epsilon", "float", 0.0001f)
                           .attr("leakyrelu_alpha", "float", 0.2f)
+                          .expensive()
                           .kernel(fused_factory("_FusedConv2D", "Conv2D")));
 }
 

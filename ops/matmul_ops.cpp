@@ -207,6 +207,7 @@ void batch_matmul_op(OpRegistry& r, const char* name, bool broadcast) {
                           .type_attr("T", real_types())
                           .attr("adj_x", "bool", false)
                           .attr("adj_y", "bool", false)
+                          .expensive()
                           .kernel(batch_matmul_factory(name, broadcast)));
 }
 
@@ -220,6 +221,7 @@ void register_matmul_ops(OpRegistry& r) {
                           .attr("transpose_a", "bool", false)
                           .attr("transpose_b", "bool", false)
                           .type_attr("T", real_types())
+                          .expensive()
                           .kernel(make_matmul_kernel));
   batch_matmul_op(r, "BatchMatMul", false);
   batch_matmul_op(r, "BatchMatMulV2", true);

@@ -73,6 +73,12 @@ class OpDef {
               std::optional<AttrValue> default_value = std::nullopt,
               std::optional<int64_t> minimum = std::nullopt);
   OpDef& stateful() { stateful_ = true; return *this; }
+  // The op's cost class: its kernel is heavy enough (a MatMul, a
+  // convolution) that two ready instances in one iteration are worth
+  // handing to the kernel workers to run at once (docs/protocol.md,
+  // "Expensive kernels"), and a frame whose such nodes could overlap
+  // across iterations keeps an actor per iteration.
+  OpDef& expensive() { expensive_ = true; return *this; }
   OpDef& role(OpRole r) { role_ = r; return *this; }
   OpDef& kernel(KernelFactory factory) { kernel_ = std::move(factory); return *this; }
   // A kernel made from a plain function (no attrs to read at creation).
@@ -84,6 +90,7 @@ class OpDef {
   const std::vector<AttrSpec>& attrs() const { return attrs_; }
   const AttrSpec* find_attr(std::string_view name) const;
   bool is_stateful() const { return stateful_; }
+  bool is_expensive() const { return expensive_; }
   OpRole role() const { return role_; }
   bool has_kernel() const { return static_cast<bool>(kernel_); }
   const KernelFactory& kernel_factory() const { return kernel_; }
@@ -118,6 +125,7 @@ class OpDef {
   std::vector<ArgSpec> outputs_;
   std::vector<AttrSpec> attrs_;
   bool stateful_ = false;
+  bool expensive_ = false;
   OpRole role_ = OpRole::ordinary;
   KernelFactory kernel_;
 };
