@@ -228,11 +228,10 @@ void FrameActor::send_to(int64_t iteration, std::vector<OutValue>&& values, bool
 // Starts `iteration` (the next one) with `values` plus the loop invariants.
 // False if the step must stop (too many iterations).
 bool FrameActor::start_iteration(int64_t iteration, std::vector<OutValue>&& values) {
-  if (Status too_many = step_->guard.check_iterations(
-          iteration, fmt::format("frame '{}' at tag {} on partition {}", layout_.name,
-                                 tag0_.with_iteration(iteration).to_string(), exec_->partition()));
-      !too_many.ok()) {
-    fail(too_many);
+  if (step_->guard.over_iterations(iteration)) {
+    fail(step_->guard.iterations_exceeded(fmt::format("frame '{}' at tag {} on partition {}", layout_.name,
+                                                      tag0_.with_iteration(iteration).to_string(),
+                                                      exec_->partition())));
     return false;
   }
   if (runs_iterations_) {

@@ -120,7 +120,7 @@ class BodyRunner {
       int got = 0;
       Results(const BodyRunner& r, const FunctionRuntime::Body& b, std::vector<Tensor>& out)
           : runner(r), body(b), rets(out) {}
-      Status drain(Outbox& out) override {
+      Status drain(Outbox& out) {
         for (OutValue& v : out.fetches) {
           const NodeItem& item = body.exec->item(v.item);
           if (v.dead)

@@ -169,11 +169,11 @@ void IterationActor::run_and_report() {
   struct Sink : OutboxSink {
     IterationActor& self;
     explicit Sink(IterationActor& a) : self(a) {}
-    Status drain(Outbox&) override {
+    Status drain(Outbox&) {
       self.flush();  // reports to the frame after every run: early hand-off
       return ops::ok_status();
     }
-    bool stopped() const override { return self.getf(is_terminated_flag); }
+    bool stopped() const { return self.getf(is_terminated_flag); }
   } sink(*this);
   Status s = state_.run_until_idle(step_->context, outbox_, sink);
   if (!s.ok()) quit(to_caf_error(s));

@@ -499,19 +499,6 @@ Status IterationState::execute(const StepContext& ctx, const NodeItem& item, Out
   return s;
 }
 
-Status IterationState::run_until_idle(const StepContext& ctx, Outbox& out, OutboxSink& sink) {
-  do {
-    if (sink.stopped()) return ops::ok_status();
-    Status s = run(ctx, out);
-    if (s.ok()) s = sink.drain(out);
-    if (!s.ok()) {
-      out.clear();
-      return s;
-    }
-  } while (has_ready());
-  return ops::ok_status();
-}
-
 Status IterationState::run(const StepContext& ctx, Outbox& out) {
   for (;;) {
     int i;

@@ -105,14 +105,14 @@ struct Outbox {
 
 // What a driver of an iteration (actors/execution_plan.hpp) does with what
 // one run produced — kernel batches to hand out, transfers to send, Enter,
-// NextIteration, Exit and fetch values to deliver: `drain` takes it all out
-// of the outbox, leaving it empty; an error it returns ends the run.
-class OutboxSink {
- public:
-  virtual ~OutboxSink() = default;
-  virtual Status drain(Outbox& out) = 0;
-  // True when the driver must not run again now (its actor is ending).
-  virtual bool stopped() const { return false; }
+// NextIteration, Exit and fetch values to deliver: a sink's
+// `Status drain(Outbox&)` takes it all out of the outbox, leaving it empty
+// (an error it returns ends the run), and `bool stopped() const` says the
+// driver must not run again now (its actor is ending). A driver's sink
+// derives from this and defines drain; the routine calls them directly
+// (no virtual call on a loop's hot path).
+struct OutboxSink {
+  bool stopped() const { return false; }
 };
 
 struct CallChain;  // actors/function_runtime.hpp
@@ -185,7 +185,19 @@ class IterationState {
   // turn, so that the next iteration starts as soon as this one hands on
   // its NextIteration values): run(), then `sink` drains the outbox, until
   // nothing is ready, the sink stops, or an error (the outbox then emptied).
-  Status run_until_idle(const StepContext& ctx, Outbox& out, OutboxSink& sink);
+  template <class Sink>
+  Status run_until_idle(const StepContext& ctx, Outbox& out, Sink& sink) {
+    do {
+      if (sink.stopped()) return ops::ok_status();
+      Status s = run(ctx, out);
+      if (s.ok()) s = sink.drain(out);
+      if (!s.ok()) {
+        out.clear();
+        return s;
+      }
+    } while (has_ready());
+    return ops::ok_status();
+  }
 
   // Finishes the jobs of `batch` (made by this state) that a worker computed.
   Status complete(KernelBatch& batch, const std::vector<int>& done);

@@ -255,8 +255,8 @@ void PartitionActor::start_inline(StepPtr step) {
 // Without control flow nothing leaves it but fetches and kernel jobs.
 void PartitionActor::run_inline() {
   const StepShared& step = *inline_step_;
-  if (Status late = step.guard.check_deadline(fmt::format(" at tag / on partition {}", exec_->partition())); !late.ok()) {
-    end_inline(std::move(late));
+  if (step.guard.past_deadline()) {
+    end_inline(step.guard.timed_out(fmt::format(" at tag / on partition {}", exec_->partition())));
     return;
   }
   // Without control flow nothing leaves the root iteration but fetches,
@@ -264,7 +264,7 @@ void PartitionActor::run_inline() {
   struct Sink : OutboxSink {
     PartitionActor& self;
     explicit Sink(PartitionActor& p) : self(p) {}
-    Status drain(Outbox& out) override {
+    Status drain(Outbox& out) {
       for (const std::shared_ptr<KernelBatch>& batch : out.batches)
         hand_out(self.inline_step_, batch, caf::actor_cast<caf::actor>(&self));
       for (OutValue& v : out.fetches) self.fetches_.push_back(std::move(v));

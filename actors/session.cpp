@@ -440,7 +440,7 @@ struct Session::Impl {
     // Nothing but fetches leaves such a root iteration.
     struct Fetches : OutboxSink {
       std::vector<OutValue> values;
-      Status drain(Outbox& out) override {
+      Status drain(Outbox& out) {
         for (OutValue& v : out.fetches) values.push_back(std::move(v));
         out.clear();
         return ops::ok_status();

@@ -14,7 +14,10 @@ ops::Status StepGuard::timed_out(const std::string& where) const {
 }
 
 ops::Status StepGuard::check_iterations(int64_t iteration, const std::string& what) const {
-  if (max_iterations <= 0 || iteration < max_iterations) return ops::ok_status();
+  return over_iterations(iteration) ? iterations_exceeded(what) : ops::ok_status();
+}
+
+ops::Status StepGuard::iterations_exceeded(const std::string& what) const {
   return ops::Status(ops::Error::resource_exhausted,
                      fmt::format("{} exceeded the limit of {} iterations (--max-iterations, [tagflow] max-iterations)",
                                  what, max_iterations));
@@ -25,9 +28,8 @@ ops::Status StepGuard::check_cancelled(const std::string& where) const {
   return ops::Status(ops::Error::cancelled, fmt::format("step {} was cancelled{}", step_id, where));
 }
 
-ops::Status StepGuard::check_loop(int64_t iteration, const std::string& what) const {
-  TF_RETURN_IF_ERROR(check_iterations(iteration, what));
-  if (iteration == 0 || iteration % kCheckEvery != 0) return ops::ok_status();
+ops::Status StepGuard::check_loop_at(int64_t iteration, const char* what) const {
+  if (over_iterations(iteration)) return iterations_exceeded(what);
   const std::string where = fmt::format(" in iteration {} of {}", iteration, what);
   TF_RETURN_IF_ERROR(check_cancelled(where));
   return check_deadline(where);

@@ -28,9 +28,12 @@ struct StepGuard {
   // How often a loop run as written checks the clock and the cancellation.
   static constexpr int64_t kCheckEvery = 256;
 
+  // The cheap tests, for hot paths: the error's text is made only when a
+  // limit is reached.
   bool past_deadline() const {
     return deadline != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() > deadline;
   }
+  bool over_iterations(int64_t iteration) const { return max_iterations > 0 && iteration >= max_iterations; }
   // "step 3 exceeded its timeout (--timeout)" + `where` (" in frame 'w' at
   // tag w/7 on partition CPU:0"); ok before the deadline.
   ops::Status check_deadline(const std::string& where) const;
@@ -40,11 +43,19 @@ struct StepGuard {
   // limit of N iterations (--max-iterations, [tagflow] max-iterations)"
   // when `iteration` is N or more (iterations count from 0).
   ops::Status check_iterations(int64_t iteration, const std::string& what) const;
+  // That error, for a caller that tested over_iterations.
+  ops::Status iterations_exceeded(const std::string& what) const;
   // "step 3 was cancelled" + `where`, once the cancellation is.
   ops::Status check_cancelled(const std::string& where) const;
   // The three, as a loop run as written checks them at `iteration`:
   // iterations always, the clock and the cancellation every kCheckEvery.
-  ops::Status check_loop(int64_t iteration, const std::string& what) const;
+  ops::Status check_loop(int64_t iteration, const char* what) const {
+    if (!over_iterations(iteration) && (iteration == 0 || iteration % kCheckEvery != 0)) return ops::ok_status();
+    return check_loop_at(iteration, what);
+  }
+
+ private:
+  ops::Status check_loop_at(int64_t iteration, const char* what) const;
 };
 
 }  // namespace tagflow::actors
