@@ -198,7 +198,7 @@ class FunctionalKernel final : public ops::Kernel {
       : runtime_(runtime), kind_(kind), fns_(std::move(fns)) {}
 
   Status compute(ops::KernelContext& ctx) const override {
-    const auto* call = static_cast<const KernelCall*>(ctx.caller());
+    const auto* call = dynamic_cast<const KernelCall*>(ctx.caller());
     if (call == nullptr)
       return Status(Error::failed_precondition, "a functional op run as written needs its executor's call");
     std::call_once(once_, [this] { resolve(); });

@@ -50,11 +50,12 @@ struct CallChain {
 std::string to_string(const CallChain& chain);
 
 // What the executor tells a kernel that runs functions about its call
-// (KernelContext::caller).
-struct KernelCall {
-  const StepContext* step = nullptr;
-  const IterationState* state = nullptr;
-  const NodeItem* item = nullptr;
+// (ops::KernelContext::caller).
+struct KernelCall final : ops::KernelCaller {
+  KernelCall(const StepContext* s, const IterationState* st, const NodeItem* i) : step(s), state(st), item(i) {}
+  const StepContext* step;
+  const IterationState* state;
+  const NodeItem* item;
 };
 
 struct FunctionRuntimeOptions {

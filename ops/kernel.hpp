@@ -44,6 +44,21 @@ struct KernelInit {
   }
 };
 
+// What the executor that makes a call tells a kernel that runs functions
+// (If, While, calls run as written). Declared here so that kernels see a
+// typed interface; the executor derives from it (actors::KernelCall,
+// actors/function_runtime.hpp) and such a kernel casts it back with
+// dynamic_cast, so a call from any other executor is refused, not misread.
+class KernelCaller {
+ public:
+  virtual ~KernelCaller() = default;
+
+ protected:
+  KernelCaller() = default;
+  KernelCaller(const KernelCaller&) = default;
+  KernelCaller& operator=(const KernelCaller&) = default;
+};
+
 // The inputs and outputs of one kernel call. Owned by the caller (one
 // executor thread) for the duration of the call. `step_id` names the step
 // the call belongs to: stacks and TensorArrays a kernel creates belong to
@@ -90,10 +105,9 @@ class KernelContext {
   bool would_block() const { return would_block_; }
 
   // What the executor that makes the call tells kernels that run
-  // functions (If, While, calls run as written): opaque here, defined by
-  // the executor (actors/function_runtime.hpp); nullptr for other callers.
-  const void* caller() const { return caller_; }
-  void set_caller(const void* c) { caller_ = c; }
+  // functions; nullptr for callers that run no functions.
+  const KernelCaller* caller() const { return caller_; }
+  void set_caller(const KernelCaller* c) { caller_ = c; }
 
  private:
   Tensor* inputs_;
@@ -104,7 +118,7 @@ class KernelContext {
   uint64_t step_id_;
   MemoryBudget* memory_;
   const Waiting* waiting_ = nullptr;
-  const void* caller_ = nullptr;
+  const KernelCaller* caller_ = nullptr;
   bool would_block_ = false;
 };
 
