@@ -296,43 +296,6 @@ Kind kind_of(const Node& n, const Graph& g) {
 
 bool branches_kind(Kind k) { return k == Kind::if_op || k == Kind::case_op; }
 
-// The functions the node calls (one per branch), with the role its attr
-// gives each ("then_branch", "branches[1]", ...).
-Expected<std::vector<std::pair<std::string, ops::NameAttrList>>> callees(const Node& n, Kind kind) {
-  std::vector<std::pair<std::string, ops::NameAttrList>> out;
-  auto one = [&](const char* key) -> Status {
-    const ops::NameAttrList* f = n.attr<ops::NameAttrList>(key);
-    if (f == nullptr)
-      return Status(Error::invalid_graph, "node " + quoted(n.name) + " (" + n.op + ") has no function attr " + key);
-    out.emplace_back(key, *f);
-    return ok_status();
-  };
-  switch (kind) {
-    case Kind::call: {
-      ops::NameAttrList f = func(n.op);
-      f.attr = n.attrs;
-      out.emplace_back("function", std::move(f));
-      break;
-    }
-    case Kind::partitioned_call: TF_RETURN_IF_ERROR(one("f")); break;
-    case Kind::if_op:
-      TF_RETURN_IF_ERROR(one("then_branch"));
-      TF_RETURN_IF_ERROR(one("else_branch"));
-      break;
-    case Kind::case_op: {
-      const ops::AttrList* l = n.attr<ops::AttrList>("branches");
-      if (l == nullptr || l->func.empty())
-        return Status(Error::invalid_graph, "node " + quoted(n.name) + " (" + n.op + ") has no branches");
-      for (size_t b = 0; b < l->func.size(); ++b) out.emplace_back("branches[" + std::to_string(b) + "]", l->func[b]);
-      break;
-    }
-    case Kind::while_op:
-    case Kind::for_op:
-    case Kind::none: break;
-  }
-  return out;
-}
-
 // An intermediate passed from the forward node to its gradient.
 struct Slot {
   size_t body;
@@ -466,7 +429,7 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
   const int selector = branches_kind(l.kind) ? 1 : 0;
   const int num_out = ctx.num_outputs();
   const int num_args = ctx.num_inputs() - selector;
-  TF_ASSIGN_OR_RETURN(auto called, callees(forward, l.kind));
+  TF_ASSIGN_OR_RETURN(const FunctionalOp called, read_functional_op(forward, l.kind));
 
   std::vector<Endpoint> dy_values;
   for (int p = 0; p < num_out; ++p)
@@ -485,8 +448,9 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
   const std::set<int> resources = wanted_resources(ctx, selector);
 
   std::vector<Body> bodies;
-  for (const auto& [role, callee] : called) {
-    const std::string where = role + " " + quoted(callee.name) + ": ";
+  for (const FunctionalCallee& c : called.callees) {
+    const ops::NameAttrList& callee = c.func;
+    const std::string where = c.role + " " + quoted(callee.name) + ": ";
     auto b = instantiate_body(g, callee, options);
     if (!b.ok()) return b.status().with_prefix(where);
     if (static_cast<int>(b->args.size()) != num_args)
@@ -525,7 +489,7 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
   // The gradient functions, and the forward functions returning the slots.
   std::vector<std::string> grad_fns, forward_fns;
   for (size_t i = 0; i < bodies.size(); ++i) {
-    const std::string& base = called[i].second.name;
+    const std::string& base = called.callees[i].func.name;
     const std::string name = unique_function(g, base + "_grad");
     TF_ASSIGN_OR_RETURN(tensorflow::FunctionDef f, gradient_function(bodies[i], i, l, g, name, options));
     *g.mutable_library().add_function() = std::move(f);
@@ -533,7 +497,7 @@ Status functional_gradient(GradContext& ctx, const GradientOptions& options) {
   }
   if (!l.slots.empty()) {
     for (size_t i = 0; i < bodies.size(); ++i) {
-      const std::string name = unique_function(g, called[i].second.name + "_fwd");
+      const std::string name = unique_function(g, called.callees[i].func.name + "_fwd");
       TF_ASSIGN_OR_RETURN(tensorflow::FunctionDef f, forward_function(bodies[i], i, l, g, name, options));
       *g.mutable_library().add_function() = std::move(f);
       forward_fns.push_back(name);

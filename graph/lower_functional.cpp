@@ -48,12 +48,6 @@ Expected<std::vector<DType>> type_list_attr(const Node& n, const std::string& wh
   return l->type;
 }
 
-Expected<NameAttrList> func_attr(const Node& n, const std::string& where, const std::string& key) {
-  const NameAttrList* f = n.attr<NameAttrList>(key);
-  if (f == nullptr) return missing_attr(where, key, "func");
-  return *f;
-}
-
 // A function a functional node uses, with its signature resolved.
 struct Callee {
   NameAttrList func;
@@ -113,18 +107,22 @@ class Lowering {
     const Node& n = x.spec.node;
     const Kind kind = kind_of(n, lib_);
     if (kind == Kind::none) return ok_status();
-    where_ = x.chain.empty() ? n.op + " " + quoted(n.name) + ": "
-                             : location(x.chain, x.original) + " (" + n.op + "): ";
+    const std::string own = n.op + " " + quoted(n.name) + ": ";
+    where_ = x.chain.empty() ? own : location(x.chain, x.original) + " (" + n.op + "): ";
+    auto op = read_functional_op(n, kind);
+    if (!op.ok()) {
+      // The view names the node as written at the top; inside a body,
+      // where_ says where it is written.
+      std::string m = op.status().message();
+      if (m.rfind(own, 0) == 0) m = m.substr(own.size());
+      return Status(op.status().code(), where_ + m);
+    }
+    op_ = std::move(op).value();
     switch (kind) {
       case Kind::none: return ok_status();
-      case Kind::call: {
-        NameAttrList f;
-        f.name = n.op;
-        f.attr = n.attrs;
-        return lower_call(index, std::move(x), f);
-      }
+      case Kind::call:
       case Kind::partitioned_call: {
-        TF_ASSIGN_OR_RETURN(NameAttrList f, func_attr(n, where_, "f"));
+        const NameAttrList f = op_.callees[0].func;
         return lower_call(index, std::move(x), f);
       }
       case Kind::if_op: return lower_if(index, std::move(x));
@@ -335,8 +333,8 @@ class Lowering {
       return Status(Error::invalid_graph, where_ + "has " + plural(x.spec.inputs.size(), "data input") +
                                               " but takes the predicate and " +
                                               plural(tin.size(), "input") + " (Tin)");
-    TF_ASSIGN_OR_RETURN(NameAttrList then_f, func_attr(n, where_, "then_branch"));
-    TF_ASSIGN_OR_RETURN(NameAttrList else_f, func_attr(n, where_, "else_branch"));
+    const NameAttrList then_f = op_.callee("then_branch")->func;
+    const NameAttrList else_f = op_.callee("else_branch")->func;
     TF_ASSIGN_OR_RETURN(Callee then_c, callee("then_branch", then_f));
     TF_ASSIGN_OR_RETURN(Callee else_c, callee("else_branch", else_f));
     TF_RETURN_IF_ERROR(check_branch(then_c, "then_branch", nullptr, "", tin, tout));
@@ -411,8 +409,8 @@ class Lowering {
                                               " but T lists " + plural(types.size(), "loop variable"));
     if (types.empty())
       return Status(Error::invalid_graph, where_ + "has no loop variables");
-    TF_ASSIGN_OR_RETURN(NameAttrList cond_f, func_attr(n, where_, "cond"));
-    TF_ASSIGN_OR_RETURN(NameAttrList body_f, func_attr(n, where_, "body"));
+    const NameAttrList cond_f = op_.callee("cond")->func;
+    const NameAttrList body_f = op_.callee("body")->func;
     TF_ASSIGN_OR_RETURN(Callee cond, callee("cond", cond_f));
     TF_ASSIGN_OR_RETURN(Callee body, callee("body", body_f));
     TF_RETURN_IF_ERROR(check_loop_signatures(n, cond, body, types));
@@ -478,7 +476,7 @@ class Lowering {
       return Status(Error::invalid_graph, where_ + "has " + plural(x.spec.inputs.size(), "data input") +
                                               " but takes start, limit, delta and " +
                                               plural(types.size(), "loop variable") + " (T)");
-    TF_ASSIGN_OR_RETURN(NameAttrList body_f, func_attr(n, where_, "body"));
+    const NameAttrList body_f = op_.callee("body")->func;
     TF_ASSIGN_OR_RETURN(Callee body, callee("body", body_f));
     if (body.inputs.size() != 1 + types.size() || body.inputs[0] != DType::int32)
       return Status(Error::invalid_argument,
@@ -603,16 +601,14 @@ class Lowering {
     const std::string name = n.name;
     TF_ASSIGN_OR_RETURN(std::vector<DType> tin, type_list_attr(n, where_, "Tin"));
     TF_ASSIGN_OR_RETURN(std::vector<DType> tout, type_list_attr(n, where_, "Tout"));
-    const AttrList* list = n.attr<AttrList>("branches");
-    if (list == nullptr || list->func.empty()) return missing_attr(where_, "branches", "non-empty list(func)");
     if (x.spec.inputs.size() != 1 + tin.size())
       return Status(Error::invalid_graph, where_ + "has " + plural(x.spec.inputs.size(), "data input") +
                                               " but takes the branch index and " +
                                               plural(tin.size(), "input") + " (Tin)");
     std::vector<Callee> branches;
-    for (size_t b = 0; b < list->func.size(); ++b) {
-      const std::string role = "branch " + std::to_string(b);
-      TF_ASSIGN_OR_RETURN(Callee c, callee(role, list->func[b]));
+    for (size_t b = 0; b < op_.callees.size(); ++b) {
+      const std::string& role = op_.callees[b].role;
+      TF_ASSIGN_OR_RETURN(Callee c, callee(role, op_.callees[b].func));
       TF_RETURN_IF_ERROR(check_branch(c, role, b == 0 ? nullptr : &branches[0], "branch 0", tin, tout));
       branches.push_back(std::move(c));
     }
@@ -657,6 +653,7 @@ class Lowering {
   int64_t outside_;
   std::vector<Item> items_;
   std::string where_;  // "If 'cond': ", how errors name the node being expanded
+  FunctionalOp op_;     // the node being expanded, read once
 };
 
 }  // namespace
@@ -727,30 +724,6 @@ std::string with_chain(const ChainMap& chains, const std::string& message) {
     return message.substr(0, close + 1) + " (" + e.location + ")" + message.substr(close + 1);
   }
   return message;
-}
-
-FunctionalKind functional_kind(const Node& n, const std::function<bool(const std::string&)>& is_function) {
-  if (const ops::OpDef* def = n.def != nullptr ? n.def : ops::OpRegistry::global().find(n.op)) {
-    if (def->role() != ops::OpRole::function_call) return Kind::none;
-    const std::string& op = n.op;
-    if (op == "If" || op == "StatelessIf" || op == "_If") return Kind::if_op;
-    if (op == "While" || op == "StatelessWhile" || op == "_While") return Kind::while_op;
-    if (op == "Case" || op == "StatelessCase") return Kind::case_op;
-    if (op == "For") return Kind::for_op;
-    if (op == "PartitionedCall" || op == "StatefulPartitionedCall") return Kind::partitioned_call;
-    return Kind::none;  // left for the executor to refuse
-  }
-  return is_function(n.op) ? Kind::call : Kind::none;
-}
-
-FunctionalKind functional_kind(const Node& n, const FunctionLibrary& lib) {
-  return functional_kind(n, [&lib](const std::string& op) { return lib.find(op) != nullptr; });
-}
-
-bool is_functional(const Node& n, const FunctionLibrary& lib) { return kind_of(n, lib) != Kind::none; }
-
-std::string for_zero_delta_message(const std::string& name) {
-  return "For " + quoted(name) + ": delta must be non-zero";
 }
 
 Expected<std::vector<Item>> expand_functional(const FunctionLibrary& lib, std::vector<Item> items,

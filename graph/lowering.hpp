@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/function_library.hpp"
+#include "graph/functional_op.hpp"
 
 namespace tagflow::graph {
 
@@ -54,22 +55,6 @@ Item item_of(const Graph& g, const Node& n);
 
 // The graph of `items`, inputs resolved by name; versions and library of `g`.
 Expected<Graph> build_graph(const std::vector<Item>& items, const Graph& g);
-
-// What functional op a node is: If / StatelessIf / _If, Case /
-// StatelessCase, While / StatelessWhile / _While, For, PartitionedCall /
-// StatefulPartitionedCall, or a call of a library function (its op is not
-// a registered op and `is_function(op)` says it names a function). The one
-// classifier lowering, the function runtime and functional gradients share.
-enum class FunctionalKind { none, call, partitioned_call, if_op, case_op, while_op, for_op };
-FunctionalKind functional_kind(const Node& n, const std::function<bool(const std::string&)>& is_function);
-FunctionalKind functional_kind(const Node& n, const FunctionLibrary& lib);
-
-// The error of a For node `name` given a zero delta, the same run as
-// written, lowered, or rewritten as a While for its gradient.
-std::string for_zero_delta_message(const std::string& name);
-
-// True if the node is a functional op or calls a library function.
-bool is_functional(const Node& n, const FunctionLibrary& lib);
 
 // `items` with every functional item expanded, and what expanding adds, in
 // order. `names` holds every name of the graph being lowered and gets the

@@ -5,6 +5,7 @@
 // input's shape through; Merge is the fixed point's own rule, in
 // shape_inference.cpp) and the functional ops, which follow their
 // functions where they can be instantiated.
+#include "graph/functional_op.hpp"
 #include "graph/shape_functions.hpp"
 
 namespace tagflow::graph {
@@ -155,35 +156,31 @@ void call_all(InferenceContext& c, const std::vector<const ops::NameAttrList*>& 
   for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, out[static_cast<size_t>(i)]);
 }
 
-// If / StatelessIf / _If and Case / StatelessCase: every branch called.
-Status if_op(InferenceContext& c) {
+// If / StatelessIf / _If, Case / StatelessCase and the partitioned calls:
+// every function the node calls, on the inputs after the ones the op reads
+// itself. A malformed node gets no shapes here: validation and lowering
+// say what is wrong with it.
+Status calls_op(InferenceContext& c, FunctionalKind kind) {
   if (declared_shapes(c)) return ok_status();
-  call_all(c, {c.attr<ops::NameAttrList>("then_branch"), c.attr<ops::NameAttrList>("else_branch")}, 1);
-  return ok_status();
-}
-
-Status case_op(InferenceContext& c) {
-  if (declared_shapes(c)) return ok_status();
-  const auto* l = c.attr<ops::AttrList>("branches");
-  if (l == nullptr || l->func.empty()) return ok_status();
+  auto op = read_functional_op(c.node(), kind);
+  if (!op.ok()) return ok_status();
   std::vector<const ops::NameAttrList*> fs;
-  for (const ops::NameAttrList& f : l->func) fs.push_back(&f);
-  call_all(c, fs, 1);
+  for (const FunctionalCallee& callee : op->callees) fs.push_back(&callee.func);
+  call_all(c, fs, op->leading_inputs);
   return ok_status();
 }
 
-Status call_op(InferenceContext& c) {
-  if (declared_shapes(c)) return ok_status();
-  call_all(c, {c.attr<ops::NameAttrList>("f")}, 0);
-  return ok_status();
-}
+Status if_op(InferenceContext& c) { return calls_op(c, FunctionalKind::if_op); }
+Status case_op(InferenceContext& c) { return calls_op(c, FunctionalKind::case_op); }
+Status call_op(InferenceContext& c) { return calls_op(c, FunctionalKind::partitioned_call); }
 
 // While: the loop variables generalised with what the body makes of them
 // until that changes nothing (a few rounds; then unknown).
 Status while_op(InferenceContext& c) {
   if (declared_shapes(c)) return ok_status();
-  const auto* body = c.attr<ops::NameAttrList>("body");
-  if (body == nullptr || c.call() == nullptr || c.num_inputs() != c.num_outputs()) return ok_status();
+  auto op = read_functional_op(c.node(), FunctionalKind::while_op);
+  if (!op.ok() || c.call() == nullptr || c.num_inputs() != c.num_outputs()) return ok_status();
+  const ops::NameAttrList* body = &op->callee("body")->func;
   std::vector<OutputInfo> vars = inputs_from(c, 0);
   for (int round = 0; round < 8; ++round) {
     auto r = (*c.call())(*body, vars);
