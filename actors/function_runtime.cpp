@@ -23,41 +23,6 @@ using ops::Tensor;
 
 using Kind = graph::FunctionalKind;
 
-Kind kind_of(const graph::Node& n, const graph::FunctionLibrary& lib) { return graph::functional_kind(n, lib); }
-
-// The functions `n` calls, each with the role its attr gives it.
-std::vector<std::pair<const char*, NameAttrList>> callees(const graph::Node& n, Kind kind) {
-  std::vector<std::pair<const char*, NameAttrList>> out;
-  auto func = [&](const char* role, const char* key) {
-    if (const NameAttrList* f = n.attr<NameAttrList>(key)) out.emplace_back(role, *f);
-  };
-  switch (kind) {
-    case Kind::none: break;
-    case Kind::call: {
-      NameAttrList f;
-      f.name = n.op;
-      f.attr = n.attrs;
-      out.emplace_back("function", std::move(f));
-      break;
-    }
-    case Kind::partitioned_call: func("function", "f"); break;
-    case Kind::if_op:
-      func("else_branch", "else_branch");
-      func("then_branch", "then_branch");
-      break;
-    case Kind::case_op:
-      if (const ops::AttrList* b = n.attr<ops::AttrList>("branches"))
-        for (const NameAttrList& f : b->func) out.emplace_back("branch", f);
-      break;
-    case Kind::while_op:
-      func("cond", "cond");
-      func("body", "body");
-      break;
-    case Kind::for_op: func("body", "body"); break;
-  }
-  return out;
-}
-
 // Instances are shared by calls whose function and attrs agree; attrs whose
 // names start with '_' (shapes, placement hints) do not change a body.
 std::string function_key(const NameAttrList& f) {
@@ -194,8 +159,8 @@ class Building {
 // runs them.
 class FunctionalKernel final : public ops::Kernel {
  public:
-  FunctionalKernel(const FunctionRuntime& runtime, Kind kind, std::vector<std::pair<const char*, NameAttrList>> fns)
-      : runtime_(runtime), kind_(kind), fns_(std::move(fns)) {}
+  FunctionalKernel(const FunctionRuntime& runtime, graph::FunctionalOp op)
+      : runtime_(runtime), kind_(op.kind), op_(std::move(op)) {}
 
   Status compute(ops::KernelContext& ctx) const override {
     const auto* call = dynamic_cast<const KernelCall*>(ctx.caller());
@@ -219,10 +184,10 @@ class FunctionalKernel final : public ops::Kernel {
 
  private:
   void resolve() const {
-    for (const auto& [role, f] : fns_) {
-      auto b = runtime_.body(f);
+    for (const graph::FunctionalCallee& c : op_.callees) {
+      auto b = runtime_.body(c.func);
       if (!b.ok()) {
-        resolved_ = b.status().with_prefix(fmt::format("{} '{}': ", role, f.name));
+        resolved_ = b.status().with_prefix(fmt::format("{} '{}': ", c.role, c.func.name));
         return;
       }
       bodies_.push_back(std::move(b).value());
@@ -255,7 +220,7 @@ class FunctionalKernel final : public ops::Kernel {
       case Kind::partitioned_call: {
         started(call, -1);
         for (int i = 0; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[0], fns_[0].first, -1, &rets, &state));
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[0], op_.callees[0].role.c_str(), -1, &rets, &state));
         return finish(ctx, rets);
       }
       case Kind::if_op: {
@@ -264,8 +229,8 @@ class FunctionalKernel final : public ops::Kernel {
         *branch = *p ? 1 : 0;
         started(call, *branch);
         for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
-        const size_t b = static_cast<size_t>(*branch);
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[b], fns_[b].first, -1, &rets, &state));
+        const size_t b = *p ? 0 : 1;  // op_.callees: then_branch, else_branch
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[b], op_.callees[b].role.c_str(), -1, &rets, &state));
         return finish(ctx, rets);
       }
       case Kind::case_op: {
@@ -280,7 +245,8 @@ class FunctionalKernel final : public ops::Kernel {
         *branch = static_cast<int32_t>(b);
         started(call, *branch);
         for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.take_input(i));
-        TF_RETURN_IF_ERROR(runner.run(*bodies_[static_cast<size_t>(b)], "branch", -1, &rets, &state));
+        const auto k = static_cast<size_t>(b);
+        TF_RETURN_IF_ERROR(runner.run(*bodies_[k], op_.callees[k].role.c_str(), -1, &rets, &state));
         return finish(ctx, rets);
       }
       case Kind::while_op: return run_while(ctx, call, runner, state);
@@ -374,7 +340,7 @@ class FunctionalKernel final : public ops::Kernel {
 
   const FunctionRuntime& runtime_;
   Kind kind_;
-  std::vector<std::pair<const char*, NameAttrList>> fns_;
+  graph::FunctionalOp op_;
   mutable std::once_flag once_;
   mutable Status resolved_;
   mutable std::vector<std::shared_ptr<const FunctionRuntime::Body>> bodies_;
@@ -426,18 +392,20 @@ FunctionRuntime::~FunctionRuntime() = default;
 bool FunctionRuntime::runs(const graph::Node& n) const { return runs_as_written(n); }
 
 Expected<std::unique_ptr<ops::Kernel>> FunctionRuntime::make(const graph::Node& n) const {
-  const Kind kind = kind_of(n, lib_);
-  if (kind == Kind::none)
+  auto op = graph::read_functional_op(n, lib_);
+  if (!op.ok()) return op.status();
+  if (op->kind == Kind::none)
     return Status(Error::internal, fmt::format("node '{}' ({}) is not a functional op", n.name, n.op));
-  return std::unique_ptr<ops::Kernel>(new FunctionalKernel(*this, kind, callees(n, kind)));
+  return std::unique_ptr<ops::Kernel>(new FunctionalKernel(*this, std::move(op).value()));
 }
 
 bool FunctionRuntime::runs_as_written(const graph::Node& n) const {
-  const Kind kind = kind_of(n, lib_);
-  if (kind == Kind::none) return false;
+  auto op = graph::read_functional_op(n, lib_);
+  // A malformed node is lowered, which says what is wrong with it.
+  if (!op.ok() || op->kind == Kind::none) return false;
   std::set<std::string> visiting;
-  for (const auto& [role, f] : callees(n, kind))
-    if (!reaches_only_inline(f, &visiting)) return false;
+  for (const graph::FunctionalCallee& c : op->callees)
+    if (!reaches_only_inline(c.func, &visiting)) return false;
   return true;
 }
 
@@ -464,9 +432,13 @@ bool FunctionRuntime::reaches_only_inline(const NameAttrList& f, std::set<std::s
         ok = false;
       else if (options_.several_devices && !node.device.empty())
         ok = false;
-      else if (item.calls_function)
-        for (const auto& [role, g] : callees(node, kind_of(node, lib_)))
-          if (!reaches_only_inline(g, visiting)) ok = false;
+      else if (item.calls_function) {
+        auto op = graph::read_functional_op(node, lib_);
+        if (!op.ok()) ok = false;
+        else
+          for (const graph::FunctionalCallee& c : op->callees)
+            if (!reaches_only_inline(c.func, visiting)) ok = false;
+      }
     }
   }
   visiting->erase(key);

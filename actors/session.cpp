@@ -1,245 +1,37 @@
 #include "actors/session.hpp"
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <condition_variable>
-#include <limits>
 #include <map>
 #include <mutex>
 
 #include "actors/coordinator.hpp"
+#include "actors/deterministic_driver.hpp"
 #include "actors/execution_plan.hpp"
 #include "actors/function_runtime.hpp"
-#include "actors/network.hpp"
 #include "actors/partition_actor.hpp"
 #include "actors/partition_hosts.hpp"
+#include "actors/prepared_signature.hpp"
 #include "actors/session_config.hpp"
 #include "actors/step_waiter.hpp"
-#include "graph/device.hpp"
 #include "graph/function_instantiator.hpp"
 #include "graph/implementation_selection.hpp"
 #include "graph/optimize/optimizer.hpp"
-#include "graph/partition.hpp"
-#include "graph/step_graph.hpp"
 #include "graph/step_plan.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/validate.hpp"
 #include "ops/memory_budget.hpp"
-#include "ops/tensor_wire.hpp"
 #include "ops/resource.hpp"
 
 namespace tagflow::actors {
 
-namespace {
-
-// What one (feeds, fetches, targets) signature needs, made once: a
-// partition actor per device that holds nodes of the step.
-struct Prepared {
-  std::vector<std::shared_ptr<const Executable>> execs;
-  std::vector<std::string> partition_names;
-  std::vector<std::string> partition_devices;  // full names
-  std::vector<std::string> partition_places;   // names with their task and address, for the coordinator
-  std::vector<graph::DeclaredOutput> feeds;  // what the graph declares at each feed
-  std::vector<caf::actor> partitions;
-  // By partition: the feeds it reads (the others are not sent to it).
-  std::vector<std::vector<bool>> reads_feed;
-  bool remote = false;  // some partition runs on another task
-  // A step run on the caller's thread (Session::run): one partition of this
-  // process, no control flow, no transfers, at most one expensive node,
-  // no events; set when the step may run so (and then `partitions` is
-  // empty: no actor runs it). Its fetch names, and the
-  // iteration states callers take turns with (one each while they run).
-  std::shared_ptr<ops::ResourceManager> direct_resources;
-  std::vector<std::string> fetch_names;
-  // What the optimiser changed in the step graph, recorded as events at
-  // the start of each step (trace::node_rewritten).
-  std::vector<std::string> rewrites;
-  mutable std::mutex direct_mu;
-  mutable std::vector<std::unique_ptr<IterationState>> direct_states;
-};
-
-// The values of `feeds` partition `i` of `p` reads, at their positions;
-// invalid tensors for the feeds it does not read.
-std::vector<ops::Tensor> feeds_of(const Prepared& p, size_t i, const Feeds& feeds) {
-  std::vector<ops::Tensor> values(feeds.size());
-  for (size_t f = 0; f < feeds.size(); ++f)
-    if (p.reads_feed[i][f]) values[f] = feeds[f].second;
-  return values;
-}
-
-// The feeds `exec` reads, by position among the step's `n` feeds.
-std::vector<bool> feeds_read(const Executable& exec, size_t n) {
-  std::vector<bool> reads(n, false);
-  for (const NodeItem& item : exec.items())
-    if (item.kind == NodeKind::arg && item.index >= 0 && static_cast<size_t>(item.index) < n)
-      reads[static_cast<size_t>(item.index)] = true;
-  return reads;
-}
-
-// "CPU:0" for a device of the local task, else its full name.
-std::string partition_label(const std::string& device) {
-  auto d = graph::parse_device_name(device);
-  if (!d.ok() || !d->type || !d->id) return device;
-  if (d->job.value_or("localhost") == "localhost" && d->replica.value_or(0) == 0 &&
-      d->task.value_or(0) == 0)
-    return fmt::format("{}:{}", *d->type, *d->id);
-  return device;
-}
-
-std::string signature(const Feeds& feeds, const std::vector<std::string>& fetches,
-                      const std::vector<std::string>& targets) {
-  std::string s;
-  for (auto& f : feeds) s += f.first + '\x1f';
-  s += '\x1e';
-  for (auto& f : fetches) s += f + '\x1f';
-  s += '\x1e';
-  for (auto& t : targets) s += t + '\x1f';
-  return s;
-}
-
-Status outside(const std::string& what, int64_t min, int64_t max, const char* note = "") {
-  return Status(ops::Error::invalid_argument,
-                fmt::format("{} is outside the allowed range ({}){}", what, range_text(min, max), note));
-}
-
-// A limit from the options if set, else the configuration's [tagflow] key,
-// else its default.
-ops::Expected<int64_t> resolve_limit(const std::optional<int64_t>& option, const char* name,
-                                     const SessionConfig& config, int64_t min, int64_t max,
-                                     int64_t fallback) {
-  if (option) {
-    if (*option < min || *option > max) return outside(fmt::format("--{} {}", name, *option), min, max);
-    return *option;
-  }
-  TF_ASSIGN_OR_RETURN(std::optional<int64_t> configured, config.integer(name, min, max));
-  return configured.value_or(fallback);
-}
-
-ops::Expected<int64_t> resolve_memory_limit(const std::optional<int64_t>& option, const SessionConfig& config) {
-  if (option) {
-    if (*option < limits::kMinMemoryLimit || *option > limits::kMaxMemoryLimit)
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("--memory-limit {} is outside the allowed range ({} to {})",
-                                ops::format_bytes(*option), ops::format_bytes(limits::kMinMemoryLimit),
-                                ops::format_bytes(limits::kMaxMemoryLimit)));
-    return *option;
-  }
-  TF_ASSIGN_OR_RETURN(std::optional<int64_t> configured, config.memory_limit());
-  if (configured) return *configured;
-  return std::clamp(ops::default_memory_limit(), limits::kMinMemoryLimit, limits::kMaxMemoryLimit);
-}
-
-// The session's devices: the options' names, else `num_devices` local
-// CPUs, else the configuration's, else CPU:0; each a full name.
-ops::Expected<std::vector<std::string>> resolve_devices(const SessionOptions& o, const SessionConfig& config) {
-  std::vector<std::string> devices = o.devices;
-  if (devices.empty() && o.num_devices > 0) devices = graph::local_devices(o.num_devices);
-  TF_ASSIGN_OR_RETURN(std::vector<std::string> configured, config.devices());
-  if (devices.empty()) devices = std::move(configured);
-  if (devices.empty()) devices = graph::local_devices(1);
-  for (const std::string& d : devices) {
-    auto name = graph::parse_device_name(d);
-    if (!name.ok()) return name.status().with_prefix("session devices: ");
-    if (!name->job || !name->replica || !name->task || !name->type || !name->id)
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("session devices: '{}' is not a full device name "
-                                "(/job:J/replica:R/task:T/device:TYPE:ID)", ops::abbreviate(d)));
-  }
-  return devices;
-}
-
-// Frames within frames beyond the limit, on any partition of a step.
-Status check_frame_depth(const Executable& exec, int64_t max_depth) {
-  for (const graph::FrameInfo& f : exec.control_flow().frames)
-    if (f.depth > max_depth)
-      return Status(ops::Error::resource_exhausted,
-                    fmt::format("frame '{}' on partition {} is nested {} frames deep, over the "
-                                "limit of {} (--max-frame-depth, [tagflow] max-frame-depth)",
-                                f.name, exec.partition(), f.depth, max_depth));
-  return ops::ok_status();
-}
-
-}  // namespace
-
-ops::Expected<std::chrono::nanoseconds> timeout_from_ms(int64_t milliseconds) {
-  const int64_t max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(limits::kMaxTimeout).count();
-  if (milliseconds < 0 || milliseconds > max_ms)
-    return Status(ops::Error::invalid_argument,
-                  fmt::format("--timeout {} ms is outside the allowed range (0 to {} ms: 366 days)",
-                              milliseconds, max_ms));
-  return std::chrono::nanoseconds(std::chrono::milliseconds(milliseconds));
-}
-
-ops::Expected<bool> Session::names_cluster(const SessionOptions& options) {
-  if (!options.cluster.empty()) return true;
-  SessionOptions o = options;
-  o.hosts = nullptr;
-  o.threads = 0;  // resolve_options checks it; it does not name a cluster
-  SessionConfig config(o);
-  TF_RETURN_IF_ERROR(config.load());
-  return !config.cluster().empty();
-}
-
-ops::Expected<SessionOptions> Session::resolve_options(SessionOptions o) {
-  if (o.threads < 0 || o.threads > limits::kMaxThreads)
-    return outside(fmt::format("--threads {}", o.threads), 0, limits::kMaxThreads, "; 0: one per core");
-  if (o.num_devices < 0 || o.num_devices > limits::kMaxDevices)
-    return outside(fmt::format("--devices {}", o.num_devices), 1, limits::kMaxDevices);
-  if (static_cast<int64_t>(o.devices.size()) > limits::kMaxDevices)
-    return outside(fmt::format("session devices: {} devices", o.devices.size()), 1, limits::kMaxDevices);
-  if (o.timeout.count() < 0 || o.timeout > limits::kMaxTimeout)
-    return Status(ops::Error::invalid_argument,
-                  fmt::format("the timeout of {} ns is outside the allowed range (0 to 366 days)",
-                              o.timeout.count()));
-  SessionConfig config(o);
-  TF_RETURN_IF_ERROR(config.load());
-  TF_ASSIGN_OR_RETURN(o.devices, resolve_devices(o, config));
-  if (!config.cluster().empty() || !o.cluster.empty()) {
-    if (o.deterministic)
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("{} names a cluster, but a deterministic session runs in one process",
-                                o.cluster.empty() ? config.cluster_source() : "--cluster"));
-    if (!o.hosts)
-      return Status(ops::Error::invalid_argument,
-                    fmt::format("{} names a cluster, but this session cannot reach other processes "
-                                "(SessionOptions::hosts: a net::ClusterHosts)",
-                                o.cluster.empty() ? config.cluster_source() : "--cluster"));
-    TF_RETURN_IF_ERROR(o.hosts->set_cluster(config.cluster(), config.cluster_source(), o.cluster,
-                                            config.task_devices()));
-    for (const std::string& d : o.hosts->devices())
-      if (std::find(o.devices.begin(), o.devices.end(), d) == o.devices.end()) o.devices.push_back(d);
-  }
-  o.num_devices = 0;
-  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
-  TF_ASSIGN_OR_RETURN(o.max_iterations, resolve_limit(o.max_iterations, "max-iterations", config, 0, kAny, 0));
-  TF_ASSIGN_OR_RETURN(o.max_nodes, resolve_limit(o.max_nodes, "max-nodes", config, 1, limits::kMaxNodes,
-                                                 limits::kDefaultMaxNodes));
-  TF_ASSIGN_OR_RETURN(o.max_frame_depth, resolve_limit(o.max_frame_depth, "max-frame-depth", config, 1,
-                                                       limits::kMaxFrameDepth, limits::kDefaultMaxFrameDepth));
-  TF_ASSIGN_OR_RETURN(o.memory_limit, resolve_memory_limit(o.memory_limit, config));
-  o.strict_merge = o.strict_merge || config.strict_merge();
-  o.no_shortcuts = o.no_shortcuts || config.no_shortcuts();
-  if (!o.lower_functional) o.lower_functional = config.lower_functional();
-  if (!o.lower_functional) o.lower_functional = limits::kDefaultLowerFunctional;
-  // TAGFLOW_OPTIMIZE runs every session of a process (a test suite) through
-  // the optimiser (docs/testing.md).
-  if (!o.optimize)
-    if (const char* env = std::getenv("TAGFLOW_OPTIMIZE"); env != nullptr && *env != '\0') o.optimize = env;
-  if (!o.optimize) o.optimize = config.optimize();
-  if (!o.optimize) o.optimize = std::string(limits::kDefaultOptimize);
-  // Partitions on other processes get graphs without function libraries.
-  if (!config.cluster().empty() || !o.cluster.empty()) o.lower_functional = true;
-  return o;
-}
-
 struct Session::Impl {
   Impl(SessionOptions o, std::unique_ptr<SessionConfig> c)
       : options(std::move(o)), config(std::move(c)), system(*config),
-        network(options.deterministic ? Network::installed() : nullptr) {
+        driver(system, options.deterministic ? Network::installed() : nullptr) {
     coordinator = system.spawn<StepCoordinator>(options.events);
     // Workers only pay off when another core can run them.
     size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
@@ -247,42 +39,15 @@ struct Session::Impl {
       for (size_t i = 0; i < cores; ++i) workers.push_back(system.spawn<KernelWorker>());
   }
   ~Impl() {
-    end_running_steps();
+    // A step that still runs (its kernels may wait for a step that never
+    // comes) ends with `cancelled`; its actors end with their partitions,
+    // which cancel its waits.
+    running.close();
     for (auto& [sig, p] : prepared)
       for (auto& a : p->partitions) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
-    if (options.deterministic) drain();
-  }
-
-  // A step that still runs when the session is destroyed (its kernels
-  // may wait for a step that never comes) ends with `cancelled`; the
-  // destructor goes on when every Session::run has returned. The step's
-  // actors end with their partitions, which cancel its waits.
-  void end_running_steps() {
-    std::unique_lock<std::mutex> lock(running_mu);
-    closing = true;
-    for (auto& [waiter, step_id] : waiting)
-      waiter->fail_all(Status(ops::Error::cancelled,
-                              fmt::format("step {} was cancelled: its session was destroyed while it ran", step_id)));
-    runs_done.wait(lock, [&] { return runs == 0; });
-  }
-
-  // Runs the step's actors until one of them, or (under a network) the
-  // schedule, ends it.
-  void run_deterministic(StepWaiter& waiter) {
-    auto& c = coordinator_of_tests();
-    while (!waiter.done()) {
-      if (c.try_run_once()) continue;
-      if (network != nullptr && network->has_pending()) {
-        if (network->deliver_next()) continue;
-        waiter.fail_all(Status(ops::Error::aborted, "step stopped by the schedule"));
-        break;
-      }
-      waiter.fail_all(Status(ops::Error::internal, "step stalled: no actor has a message to process"));
-      break;
-    }
-    drain();
+    if (options.deterministic) driver.drain();
   }
 
   // A step's error that names a node lowered from a function body names
@@ -294,23 +59,8 @@ struct Session::Impl {
 
   // Partitions no step will use again: the coordinator stops watching
   // them, then stops them (their end is no partition_down).
-  void release(const Prepared& p) {
+  void release(const PreparedSignature& p) {
     if (!p.partitions.empty()) caf::anon_send(coordinator, release_atom::value, p.partitions);
-  }
-
-  caf::scheduler::test_coordinator& coordinator_of_tests() {
-    return dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler());
-  }
-  // Runs every actor until none has anything left to do (under a network:
-  // with every held message delivered).
-  void drain() {
-    auto& c = coordinator_of_tests();
-    for (;;) {
-      while (c.try_run_once()) {
-      }
-      if (network == nullptr || !network->has_pending()) return;
-      if (!network->chooses_after_step() || !network->deliver_next()) network->deliver_all();
-    }
   }
 
   // The resources of a device of this process (prepare_mu held).
@@ -320,7 +70,7 @@ struct Session::Impl {
     return r;
   }
 
-  ops::Expected<caf::actor> spawn_partition(const Prepared& p, size_t i, const std::vector<std::string>& fetches) {
+  ops::Expected<caf::actor> spawn_partition(const PreparedSignature& p, size_t i, const std::vector<std::string>& fetches) {
     const std::string& device = p.partition_devices[i];
     if (options.hosts && options.hosts->is_remote(device)) {
       RemotePartition r;
@@ -346,9 +96,9 @@ struct Session::Impl {
     return m;
   }
 
-  ops::Expected<std::shared_ptr<const Prepared>> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
+  ops::Expected<std::shared_ptr<const PreparedSignature>> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
                                                          const std::vector<std::string>& targets) {
-    std::string sig = signature(feeds, fetches, targets);
+    std::string sig = signature_key(feeds, fetches, targets);
     std::lock_guard<std::mutex> lock(prepare_mu);
     auto it = prepared.find(sig);
     if (it != prepared.end()) return it->second;
@@ -357,30 +107,9 @@ struct Session::Impl {
     step.fetches = fetches;
     step.targets = targets;
     TF_ASSIGN_OR_RETURN(graph::StepPlan plan, plan_step(step));
-    auto p = std::make_shared<Prepared>();
-    for (const graph::optimize::Change& c : plan.changes)
-      p->rewrites.push_back(fmt::format("{}: {} '{}'{}{}", c.pass, c.action, c.node, c.detail.empty() ? "" : " ",
-                                        c.detail));
-    std::vector<graph::Graph> graphs;
-    for (graph::Partition& part : plan.partitions) {
-      p->partition_devices.push_back(part.device);
-      graphs.push_back(std::move(part.graph));
-    }
-    for (const std::string& d : p->partition_devices) {
-      std::string label = partition_label(d);
-      std::string place = label;
-      if (options.hosts && options.hosts->is_remote(d)) {
-        label = d;
-        place = d + " on " + options.hosts->describe(d);
-        p->remote = true;
-      }
-      p->partition_names.push_back(std::move(label));
-      p->partition_places.push_back(std::move(place));
-    }
-    TF_ASSIGN_OR_RETURN(p->execs, Executable::build_partitions(std::move(graphs), p->partition_names, runtime.get()));
-    for (const auto& exec : p->execs) TF_RETURN_IF_ERROR(check_frame_depth(*exec, *options.max_frame_depth));
-    p->feeds = std::move(plan.feeds);
-    for (const auto& exec : p->execs) p->reads_feed.push_back(feeds_read(*exec, feeds.size()));
+    TF_ASSIGN_OR_RETURN(std::shared_ptr<PreparedSignature> p,
+                        prepare_signature(plan, feeds.size(), options.hosts.get(), runtime.get(),
+                                          *options.max_frame_depth));
     ExecutionPolicy policy;
     policy.shortcuts = !options.no_shortcuts;
     policy.events = options.events != nullptr;
@@ -401,60 +130,7 @@ struct Session::Impl {
       }
     }
     prepared.emplace(sig, p);
-    return std::shared_ptr<const Prepared>(p);
-  }
-
-  // A step on the caller's thread: the partition's root iteration runs here
-  // as its partition actor would run it (PartitionActor::run_inline), with
-  // nothing to wait for — no kernel batches, transfers or child frames.
-  StepWaiter::Result run_direct(const Prepared& p, const Feeds& feeds) {
-    const Executable& exec = *p.execs[0];
-    uint64_t step_id = 0;
-    {
-      std::lock_guard<std::mutex> starting(start_mu);
-      step_id = next_step++;
-    }
-    const std::vector<ops::Tensor> feed_values = feeds_of(p, 0, feeds);
-    auto memory = std::make_shared<ops::MemoryBudget>(*options.memory_limit);
-    StepContext ctx;
-    ctx.step_id = step_id;
-    ctx.feeds = &feed_values;
-    ctx.resources = p.direct_resources.get();
-    ctx.partition = 0;
-    ctx.memory = memory.get();
-    ctx.strict_merge = options.strict_merge;
-    StepGuard guard;  // no deadline: a timed step does not run here
-    guard.step_id = step_id;
-    guard.max_iterations = *options.max_iterations;
-    ctx.guard = &guard;
-    std::unique_ptr<IterationState> state;
-    {
-      std::lock_guard<std::mutex> lock(p.direct_mu);
-      if (!p.direct_states.empty()) {
-        state = std::move(p.direct_states.back());
-        p.direct_states.pop_back();
-      }
-    }
-    if (!state) state = std::make_unique<IterationState>();
-    state->reset(exec, graph::kRootFrame, Tag(), ctx);
-    // Nothing but fetches leaves such a root iteration.
-    struct Fetches : OutboxSink {
-      std::vector<OutValue> values;
-      Status drain(Outbox& out) {
-        for (OutValue& v : out.fetches) values.push_back(std::move(v));
-        out.clear();
-        return ops::ok_status();
-      }
-    } fetches;
-    Outbox out;
-    Status s = state->run_until_idle(ctx, out, fetches);
-    p.direct_resources->end_step(step_id);
-    {
-      std::lock_guard<std::mutex> lock(p.direct_mu);
-      p.direct_states.push_back(std::move(state));
-    }
-    if (!s.ok()) return s;
-    return collect_fetches(exec, p.fetch_names, step_id, fetches.values);
+    return std::shared_ptr<const PreparedSignature>(p);
   }
 
   // What each device runs in the step (graph::plan_step) with this
@@ -508,7 +184,7 @@ struct Session::Impl {
   std::unique_ptr<FunctionRuntime> runtime;
   // The optimiser's passes every step graph goes through.
   std::vector<const graph::optimize::Pass*> passes;
-  std::map<std::string, std::shared_ptr<const Prepared>> prepared;
+  std::map<std::string, std::shared_ptr<const PreparedSignature>> prepared;
   std::map<std::string, std::shared_ptr<ops::ResourceManager>> resources;  // by local device
   std::optional<std::map<std::string, std::string>> resource_devices;  // node -> device
   std::mutex prepare_mu;  // prepared, resources
@@ -519,14 +195,8 @@ struct Session::Impl {
   uint64_t next_step = 1;
   mutable std::mutex last_mu;  // last_partitions
   std::vector<std::string> last_partitions;
-  // Steps in Session::run, and the waiters of those the actors run, for
-  // the destructor (end_running_steps).
-  std::mutex running_mu;
-  std::condition_variable runs_done;
-  int runs = 0;
-  bool closing = false;
-  std::map<StepWaiter*, uint64_t> waiting;
-  Network* network;  // deterministic sessions made under one: its schedule
+  RunningSteps running;  // for the destructor
+  DeterministicDriver driver;  // deterministic sessions: runs their steps
   std::mutex deterministic_mu;  // the testing scheduler runs on its caller
 };
 
@@ -581,7 +251,7 @@ std::vector<std::string> Session::last_partitions() const {
 }
 
 size_t Session::running_actors() const {
-  if (impl_->options.deterministic) impl_->drain();
+  if (impl_->options.deterministic) impl_->driver.drain();
   return impl_->system.registry().running();
 }
 
@@ -594,41 +264,6 @@ size_t Session::resident_actors() const {
   return n;
 }
 
-namespace {
-
-// The step a caller asked for, as step_request events (trace/event.hpp).
-void record_request(trace::Sink& events, uint64_t step, const Feeds& feeds, const std::vector<std::string>& fetches,
-                    const std::vector<std::string>& targets) {
-  for (const auto& [name, value] : feeds) {
-    std::string text = "feed " + name + " ";
-    for (unsigned char c : ops::encode_tensor_wire(value)) text += fmt::format("{:02x}", c);
-    events.record(trace::step_request(step, std::move(text)));
-  }
-  for (const std::string& f : fetches) events.record(trace::step_request(step, "fetch " + f));
-  for (const std::string& t : targets) events.record(trace::step_request(step, "target " + t));
-}
-
-// Counts a Session::run in progress, for the session's destructor.
-class RunInProgress {
- public:
-  RunInProgress(std::mutex& mu, std::condition_variable& done, int& runs) : mu_(mu), done_(done), runs_(runs) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++runs_;
-  }
-  ~RunInProgress() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--runs_ == 0) done_.notify_all();
-  }
-  RunInProgress(const RunInProgress&) = delete;
-  RunInProgress& operator=(const RunInProgress&) = delete;
-
- private:
-  std::mutex& mu_;
-  std::condition_variable& done_;
-  int& runs_;
-};
-
-}  // namespace
 
 ops::Expected<graph::StepPlan> Session::plan(const graph::StepSignature& step) const {
   std::lock_guard<std::mutex> lock(impl_->prepare_mu);
@@ -641,10 +276,10 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   // A session destroyed while this step runs waits for it to return, so
   // nothing after the wait may read `impl_` itself.
   Impl& impl = *impl_;
-  RunInProgress in_progress(impl.running_mu, impl.runs_done, impl.runs);
+  RunningSteps::Run in_progress(impl.running);
   std::unique_lock<std::mutex> serial;
   if (impl.options.deterministic) serial = std::unique_lock<std::mutex>(impl.deterministic_mu);
-  TF_ASSIGN_OR_RETURN(std::shared_ptr<const Prepared> p, impl.prepare(feeds, fetches, targets));
+  TF_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedSignature> p, impl.prepare(feeds, fetches, targets));
   {
     std::lock_guard<std::mutex> lock(impl.last_mu);
     impl.last_partitions = p->partition_names;
@@ -652,7 +287,16 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   for (size_t i = 0; i < feeds.size(); ++i)
     TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
   if (p->direct_resources) {
-    StepWaiter::Result direct = impl.run_direct(*p, feeds);
+    uint64_t step_id = 0;
+    {
+      std::lock_guard<std::mutex> starting(impl.start_mu);
+      step_id = impl.next_step++;
+    }
+    CallerThreadLimits limits;
+    limits.memory_limit = *impl.options.memory_limit;
+    limits.max_iterations = *impl.options.max_iterations;
+    limits.strict_merge = impl.options.strict_merge;
+    StepWaiter::Result direct = run_on_callers_thread(*p, feeds, step_id, limits);
     if (!direct.ok()) return impl.with_call_chain(direct.status());
     return direct;
   }
@@ -680,23 +324,18 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
       record_request(*impl.options.events, step_id, feeds, fetches, targets);
       for (const std::string& what : p->rewrites) impl.options.events->record(trace::node_rewritten(step_id, what));
     }
-    std::lock_guard<std::mutex> lock(impl.running_mu);
-    if (impl.closing)
+    if (!impl.running.start(waiter.get(), step_id,
+                             [&] { caf::anon_send(impl.coordinator, begin_atom::value, std::move(plan)); }))
       return Status(ops::Error::cancelled, fmt::format("step {} was cancelled: its session is being destroyed", step_id));
-    impl.waiting.emplace(waiter.get(), step_id);
-    caf::anon_send(impl.coordinator, begin_atom::value, std::move(plan));
   }
   StepWaiter::Result result = Status(ops::Error::internal, "step not run");
   if (!impl.options.deterministic) {
     result = waiter->wait();
-    std::lock_guard<std::mutex> lock(impl.running_mu);
-    impl.waiting.erase(waiter.get());
   } else {
-    impl.run_deterministic(*waiter);
+    impl.driver.run_step(*waiter);
     result = waiter->take();
-    std::lock_guard<std::mutex> lock(impl.running_mu);
-    impl.waiting.erase(waiter.get());
   }
+  impl.running.finished(waiter.get());
   if (!result.ok() && result.status().code() == ops::Error::unavailable && p->remote) impl.forget_remote();
   if (!result.ok()) return impl.with_call_chain(result.status());
   return result;

@@ -1,5 +1,7 @@
 #include "actors/step_waiter.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <thread>
 
@@ -50,6 +52,15 @@ StepWaiter::Result StepWaiter::take() {
   std::lock_guard<std::mutex> lock(mu_);
   if (error_) return *error_;
   return std::move(values_);
+}
+
+void RunningSteps::close() {
+  std::unique_lock<std::mutex> lock(mu_);
+  closing_ = true;
+  for (auto& [waiter, step_id] : waiting_)
+    waiter->fail_all(ops::Status(ops::Error::cancelled,
+                                 fmt::format("step {} was cancelled: its session was destroyed while it ran", step_id)));
+  done_.wait(lock, [&] { return runs_ == 0; });
 }
 
 }  // namespace tagflow::actors

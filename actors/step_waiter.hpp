@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -40,6 +41,58 @@ class StepWaiter {
   int parts_left_;                     // guarded by mu_
   std::optional<ops::Status> error_;   // guarded by mu_
   std::vector<ops::Tensor> values_;    // guarded by mu_
+};
+
+// The steps a session runs, for its destructor: how many calls of
+// Session::run are in progress, and the waiters of the steps its actors
+// run. close() ends every such step with `cancelled` and waits for every
+// run to return; a step started after close() is refused.
+class RunningSteps {
+ public:
+  // Counts a run in progress for as long as it lives.
+  class Run {
+   public:
+    explicit Run(RunningSteps& steps) : steps_(steps) {
+      std::lock_guard<std::mutex> lock(steps_.mu_);
+      ++steps_.runs_;
+    }
+    ~Run() {
+      std::lock_guard<std::mutex> lock(steps_.mu_);
+      if (--steps_.runs_ == 0) steps_.done_.notify_all();
+    }
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
+
+   private:
+    RunningSteps& steps_;
+  };
+
+  // Registers the waiter of step `step_id` and calls `start` (which hands
+  // the step to its actors) under the same lock; false, and no call, once
+  // close() has begun.
+  template <typename Start>
+  bool start(StepWaiter* waiter, uint64_t step_id, Start&& start) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return false;
+    waiting_.emplace(waiter, step_id);
+    start();
+    return true;
+  }
+  void finished(StepWaiter* waiter) {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_.erase(waiter);
+  }
+
+  // Fails every registered step with `cancelled`, then waits until no run
+  // is in progress.
+  void close();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_;
+  int runs_ = 0;
+  bool closing_ = false;
+  std::map<StepWaiter*, uint64_t> waiting_;
 };
 
 }  // namespace tagflow::actors
