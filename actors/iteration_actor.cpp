@@ -307,8 +307,8 @@ void IterationActor::flush() {
       }
       if (!child) {
         Tag child_tag = state_.tag().child(exec_->frame(frame).name, 0);
-        child = spawn<FrameActor, caf::linked>(exec_, step_, frame, std::move(child_tag),
-                                               caf::actor_cast<caf::actor>(this));
+        child = spawn_frame<caf::linked>(this, exec_, step_, frame, std::move(child_tag),
+                                         caf::actor_cast<caf::actor>(this));
         ++outstanding_children_;
       }
       send(child, enter_atom::value, std::move(batch));

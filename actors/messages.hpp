@@ -38,6 +38,7 @@
 
 #include "actors/executable.hpp"
 #include "actors/execution_plan.hpp"
+#include "actors/frame_values.hpp"
 #include "actors/iteration_state.hpp"
 #include "actors/tag.hpp"
 #include "actors/tensor_inspect.hpp"
@@ -68,38 +69,6 @@ using begin_atom = caf::atom_constant<caf::atom("begin")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using run_iterations_atom = caf::atom_constant<caf::atom("runiters")>;
 using transfers_atom = caf::atom_constant<caf::atom("transfers")>;
-
-// Values crossing between actors of one partition: (item, tensor, dead).
-struct ValueBatch {
-  std::vector<OutValue> values;
-};
-
-// What an iteration tells its frame after running.
-struct IterationReport {
-  int64_t iteration = 0;
-  std::vector<OutValue> next_iterations;
-  std::vector<OutValue> exits;
-  std::vector<OutValue> fetches;
-  bool quiescent = false;   // nothing ready, no child frame outstanding
-  int64_t received = 0;     // messages from the frame processed so far
-};
-
-// Values of `_Send`s of one (frame instance, iteration) for one peer
-// partition.
-struct TransferBatch {
-  uint64_t step_id = 0;
-  FrameInstanceId instance = kRootFrameInstance;
-  int64_t iteration = 0;
-  int32_t from_partition = 0;
-  std::vector<TransferValue> values;
-};
-
-// Transfers of several iterations of one frame instance for one peer, sent
-// together by a frame that runs its iterations (docs/protocol.md, "Frames
-// that run their iterations"); taken as if each batch came alone.
-struct TransferBatches {
-  std::vector<TransferBatch> batches;
-};
 
 // What a partition needs to run one step: everything but what belongs to
 // the partition's own process (its device's resources, its kernel

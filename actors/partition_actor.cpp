@@ -220,8 +220,8 @@ StepPtr PartitionActor::make_step(StepStart& start) {
 }
 
 void PartitionActor::start(StepPtr step) {
-  caf::actor root = spawn<FrameActor, caf::monitored>(exec_, step, graph::kRootFrame, Tag(),
-                                                       caf::actor_cast<caf::actor>(this));
+  caf::actor root = spawn_frame<caf::monitored>(this, exec_, step, graph::kRootFrame, Tag(),
+                                                caf::actor_cast<caf::actor>(this));
   const uint64_t id = step->context.step_id;
   running_.emplace(id, Running{std::move(step), std::move(root)});
 }

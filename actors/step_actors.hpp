@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/actor_base.hpp"
+#include "actors/frame_book.hpp"
 #include "actors/messages.hpp"
 
 namespace tagflow::actors {
@@ -47,68 +48,42 @@ struct HeldTransfers {
   std::vector<std::pair<int, std::vector<TransferBatch>>> by_peer;
 };
 
-// One frame instance. Starts iteration 0 at once; spawns iteration n+1 on
-// the first live NextIteration out of n (deferred while parallel_iterations
-// are outstanding), reusing the actors of finished iterations; hands loop
-// invariants to every iteration; forwards live Exit values to the parent at
-// once and dead ones when the frame is done; reports frame_done and quits.
-// The root frame's parent is the partition, which gets step_result.
-// A frame whose layout `runs_iterations` keeps its iterations' states
-// itself instead: what would be a message to an iteration actor is a call,
-// and an iteration's report is taken as it runs (docs/protocol.md, "Frames
-// that run their iterations").
-class FrameActor : public ActorBase {
+// One frame instance: its book-keeping (FrameBook, actors/frame_book.hpp)
+// hosted by an actor, which makes and feeds the iterations the book starts
+// and tells the parent (an iteration of the enclosing frame, or for the
+// root frame the partition, which gets step_result) what the book decides.
+// Two hosts: ActorIterationsFrame spawns an iteration actor per live
+// iteration; InlineIterationsFrame, for a frame the execution plan says
+// runs its iterations (ExecutionPlan::frame_runs_iterations), keeps their
+// states itself, so that what would be a message to an iteration actor is
+// a call and an iteration's report is taken as it runs (docs/protocol.md,
+// "Frames that run their iterations"). spawn_frame picks one.
+class FrameActor : public ActorBase, protected FrameHost {
  public:
   FrameActor(caf::actor_config& cfg, ExecPtr exec, StepPtr step, FrameId frame, Tag tag,
              caf::actor parent);
   caf::behavior make_behavior() override;
-  const char* name() const override { return "tagflow.frame"; }
   // Drops every actor handle: frames and iterations refer to each other,
   // and a cycle of handles would keep both alive after they quit.
   void on_exit() override;
 
  protected:
-  // A frame that runs its iterations takes one message per resume: its
-  // turns end by sending itself the next, and CAF's default lets an actor
-  // keep its thread while its mailbox has messages.
-  size_t messages_per_resume(size_t max_throughput) const override {
-    return runs_iterations_ ? 1 : max_throughput;
-  }
+  // What the hosts do differently. After each message: run what is
+  // runnable (an inline host); the jobs a kernel worker computed of a
+  // batch an inline iteration made; the root iteration just started.
+  virtual void run_iterations() {}
+  // The message a host sends itself to go on running (run_iterations_atom).
+  virtual void resume() {}
+  virtual void on_computed(std::shared_ptr<KernelBatch>& /*batch*/, std::vector<int>& /*done*/) {}
+  virtual void root_started() {}
+  // The frame is done: what ran its iterations is released.
+  virtual void release_iterations() {}
 
- private:
-  struct Slot {
-    caf::actor actor;
-    int64_t index = 0;     // the actor's number among this frame's iteration actors
-    int64_t sent = 0;      // messages sent to it for this iteration
-    int64_t received = 0;  // as last reported
-    bool quiescent = false;
-    // A frame that runs its iterations: the iteration's state (no actor),
-    // and whether it is among the iterations to run.
-    std::unique_ptr<IterationState> state;
-    bool queued = false;
-  };
+  // FrameHost, the parts both hosts share.
+  void exits(std::vector<OutValue>&& live) override;
+  void done(std::vector<OutValue>&& values) override;
+  void fail(const Status& s) override;
 
-  void on_enter(ValueBatch& batch);
-  void on_report(IterationReport& r);
-  void on_transfer(TransferBatch& batch);
-  // Both take `values` (a frame that runs its iterations delivers them and
-  // leaves the vector empty, its capacity kept for the next iteration).
-  void send_to(int64_t iteration, std::vector<OutValue>&& values, bool counted = false);
-  bool start_iteration(int64_t iteration, std::vector<OutValue>&& values);
-  void advance();
-  void finish();
-  // A frame that runs its iterations: hands values to one, queues it, and
-  // runs queued iterations until none is left or it is time to let other
-  // messages in.
-  void deliver_here(int64_t iteration, const std::vector<OutValue>& values);
-  void queue(int64_t iteration);
-  void run_iterations();
-  void fail(const Status& s);
-  Slot& slot(int64_t iteration) { return active_[static_cast<size_t>(iteration - oldest_)]; }
-  // Started and not yet retired.
-  bool is_active(int64_t iteration) const {
-    return iteration >= oldest_ && iteration < oldest_ + static_cast<int64_t>(active_.size());
-  }
   trace::At at(int64_t iteration) const;
   void trace_received(trace::MessageKind kind, int64_t iteration, const std::vector<OutValue>& values,
                       const trace::ActorRef& from);
@@ -116,38 +91,89 @@ class FrameActor : public ActorBase {
   ExecPtr exec_;
   StepPtr step_;
   FrameId frame_;
-  Tag tag0_;  // the tag of iteration 0
   caf::actor parent_;
   const FrameLayout& layout_;
-  int enters_arrived_ = 0;
-  std::vector<OutValue> invariants_;
-  std::deque<Slot> active_;    // iterations oldest_ .. oldest_ + size - 1
-  int64_t oldest_ = 0;         // the oldest iteration not done
-  std::optional<std::vector<OutValue>> deferred_;  // for iteration oldest_ + size
-  // Dead NextIteration values for iteration oldest_ + size, which has not
-  // started: they go with it if it starts (start_iteration).
-  std::vector<OutValue> held_dead_;
+  FrameBook book_;
+};
+
+// The frame's host that spawns an iteration actor per live iteration and
+// reuses the actors of retired ones.
+class ActorIterationsFrame final : public FrameActor {
+ public:
+  using FrameActor::FrameActor;
+  const char* name() const override { return "tagflow.frame"; }
+  void on_exit() override;
+
+ private:
+  struct Running {
+    caf::actor actor;
+    int64_t index = 0;  // the actor's number among this frame's iteration actors
+  };
+  void start(int64_t iteration, std::vector<OutValue>&& values) override;
+  void deliver(int64_t iteration, std::vector<OutValue>&& values) override;
+  void transfer(int64_t iteration, TransferBatch&& batch) override;
+  void reported(const IterationReport& r) override;
+  void retire(int64_t iteration) override;
+  void release_iterations() override;
+  Running& running(int64_t iteration) { return running_[static_cast<size_t>(iteration - book_.oldest())]; }
+
+  std::deque<Running> running_;  // the book's active iterations, oldest first
   std::vector<std::pair<caf::actor, int64_t>> idle_;  // with their numbers
   int64_t spawned_ = 0;  // iteration actors made
-  std::vector<bool> exit_live_;  // by position in layout_.exits
-  std::vector<OutValue> fetches_;
-  // Transfers for iterations not started yet, by iteration.
-  std::map<int64_t, std::vector<TransferBatch>> early_transfers_;
-  bool finished_ = false;
-  // Failed or finished: quit() takes effect only after the message handler
-  // returns, so what is left of the handler checks this instead.
-  bool stopped_ = false;
-  // A frame that runs its iterations (layout_.runs_iterations, unless the
-  // step wants iteration actors).
-  bool runs_iterations_ = false;
+};
+
+// The frame's host that keeps its iterations' states and runs them, each
+// until it has nothing ready, a bounded number of runs per message.
+class InlineIterationsFrame final : public FrameActor {
+ public:
+  using FrameActor::FrameActor;
+  const char* name() const override { return "tagflow.frame"; }
+  void on_exit() override;
+
+ protected:
+  // Its turns end by sending itself the next, and CAF's default lets an
+  // actor keep its thread while its mailbox has messages.
+  size_t messages_per_resume(size_t /*max_throughput*/) const override { return 1; }
+
+ private:
+  struct Running {
+    std::unique_ptr<IterationState> state;
+    bool queued = false;  // among the iterations to run
+  };
+  void start(int64_t iteration, std::vector<OutValue>&& values) override;
+  void deliver(int64_t iteration, std::vector<OutValue>&& values) override;
+  void transfer(int64_t iteration, TransferBatch&& batch) override;
+  void reported(const IterationReport& /*r*/) override {}
+  void retire(int64_t iteration) override;
+  void run_iterations() override;
+  void resume() override;
+  void on_computed(std::shared_ptr<KernelBatch>& batch, std::vector<int>& done) override;
+  void root_started() override;
+  // Hands values to one iteration and queues it.
+  void deliver_here(int64_t iteration, const std::vector<OutValue>& values);
+  void queue(int64_t iteration);
+  Running& running(int64_t iteration) { return running_[static_cast<size_t>(iteration - book_.oldest())]; }
+
+  std::deque<Running> running_;  // the book's active iterations, oldest first
   std::vector<std::unique_ptr<IterationState>> idle_states_;
   std::deque<int64_t> runnable_;  // iterations with work, in order
   Outbox outbox_;
   IterationReport report_;        // of the last run; its vectors are reused
   HeldTransfers held_transfers_;  // of the runs of one run_iterations()
-  bool running_ = false;          // inside run_iterations()
+  bool running_now_ = false;      // inside run_iterations()
   bool resume_sent_ = false;      // a resume message to itself is on its way
 };
+
+// Spawns the host the step's execution plan picks for `frame`, with
+// `Flags` (caf::linked, caf::monitored) from `self`.
+template <caf::spawn_options Flags, class Self>
+caf::actor spawn_frame(Self* self, ExecPtr exec, StepPtr step, FrameId frame, Tag tag, caf::actor parent) {
+  if (step->plan->frame_runs_iterations[static_cast<size_t>(frame)])
+    return self->template spawn<InlineIterationsFrame, Flags>(std::move(exec), std::move(step), frame,
+                                                              std::move(tag), std::move(parent));
+  return self->template spawn<ActorIterationsFrame, Flags>(std::move(exec), std::move(step), frame, std::move(tag),
+                                                           std::move(parent));
+}
 
 // Computes jobs of the kernel batches that iterations hand out: claims jobs
 // until the batch is drained and tells the batch's owner which ones it
