@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "graph/body_graph.hpp"
 #include "graph/lowering.hpp"
 #include "graph/validate.hpp"
 #include "ops/op_def.hpp"
@@ -23,14 +24,6 @@ using ops::Tensor;
 
 using Kind = graph::FunctionalKind;
 
-// Instances are shared by calls whose function and attrs agree; attrs whose
-// names start with '_' (shapes, placement hints) do not change a body.
-std::string function_key(const NameAttrList& f) {
-  std::string key = f.name;
-  for (const auto& [name, value] : f.attr)
-    if (!name.empty() && name[0] != '_') key += fmt::format("|{}={}", name, value.to_string());
-  return key;
-}
 
 // A predicate's truth, as the lowered graph's ToBool takes it.
 Expected<bool> to_bool(const Tensor& t) {
@@ -346,36 +339,6 @@ class FunctionalKernel final : public ops::Kernel {
   mutable std::vector<std::shared_ptr<const FunctionRuntime::Body>> bodies_;
 };
 
-// The body's items that run: those its results and the nodes it runs for
-// their effect (graph::nodes_run_for_effect, the rule lowering follows too)
-// need; the arguments always.
-std::vector<graph::Item> reachable(std::vector<graph::Item> items, const std::vector<std::string>& effects) {
-  std::unordered_map<std::string, size_t> by_name;
-  for (size_t i = 0; i < items.size(); ++i) by_name.emplace(items[i].spec.node.name, i);
-  std::vector<bool> keep(items.size(), false);
-  std::vector<size_t> work;
-  auto mark = [&](const std::string& name) {
-    auto it = by_name.find(name);
-    if (it != by_name.end() && !keep[it->second]) {
-      keep[it->second] = true;
-      work.push_back(it->second);
-    }
-  };
-  for (const std::string& e : effects) mark(e);
-  for (graph::Item& item : items)
-    if (item.spec.node.op == "_Retval" || item.spec.node.op == "_Arg") mark(item.spec.node.name);
-  while (!work.empty()) {
-    const graph::Item& item = items[work.back()];
-    work.pop_back();
-    for (const graph::NamedEndpoint& e : item.spec.inputs) mark(e.node);
-    for (const std::string& c : item.spec.control_inputs) mark(c);
-  }
-  std::vector<graph::Item> out;
-  for (size_t i = 0; i < items.size(); ++i)
-    if (keep[i]) out.push_back(std::move(items[i]));
-  return out;
-}
-
 }  // namespace
 
 std::string to_string(const CallChain& chain) {
@@ -389,7 +352,7 @@ FunctionRuntime::FunctionRuntime(const graph::Graph& whole, FunctionRuntimeOptio
 
 FunctionRuntime::~FunctionRuntime() = default;
 
-bool FunctionRuntime::runs(const graph::Node& n) const { return runs_as_written(n); }
+bool FunctionRuntime::runs(const graph::Node& n) const { return graph::functional_kind(n, lib_) != Kind::none; }
 
 Expected<std::unique_ptr<ops::Kernel>> FunctionRuntime::make(const graph::Node& n) const {
   auto op = graph::read_functional_op(n, lib_);
@@ -399,56 +362,8 @@ Expected<std::unique_ptr<ops::Kernel>> FunctionRuntime::make(const graph::Node& 
   return std::unique_ptr<ops::Kernel>(new FunctionalKernel(*this, std::move(op).value()));
 }
 
-bool FunctionRuntime::runs_as_written(const graph::Node& n) const {
-  auto op = graph::read_functional_op(n, lib_);
-  // A malformed node is lowered, which says what is wrong with it.
-  if (!op.ok() || op->kind == Kind::none) return false;
-  std::set<std::string> visiting;
-  for (const graph::FunctionalCallee& c : op->callees)
-    if (!reaches_only_inline(c.func, &visiting)) return false;
-  return true;
-}
-
-bool FunctionRuntime::reaches_only_inline(const NameAttrList& f, std::set<std::string>* visiting) const {
-  const std::string key = function_key(f);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = inline_.find(key);
-    if (it != inline_.end()) return it->second;
-  }
-  // A function that (through others) calls itself is lowered, which says
-  // so; so is one whose body is being built on this thread (the same).
-  if (!visiting->insert(key).second || building().count(key) != 0) return false;
-  bool ok = false;
-  auto b = body(f);
-  if (b.ok()) {
-    const Executable& exec = *(*b)->exec;
-    ok = !exec.has_control_flow() && !exec.has_recvs() && exec.num_blocking() == 0;
-    for (const NodeItem& item : exec.items()) {
-      if (!ok) break;
-      const graph::Node& node = *item.node;
-      if (item.kind != NodeKind::ordinary && item.kind != NodeKind::arg && item.kind != NodeKind::retval &&
-          item.kind != NodeKind::switch_op && item.kind != NodeKind::merge)
-        ok = false;
-      else if (options_.several_devices && !node.device.empty())
-        ok = false;
-      else if (item.calls_function) {
-        auto op = graph::read_functional_op(node, lib_);
-        if (!op.ok()) ok = false;
-        else
-          for (const graph::FunctionalCallee& c : op->callees)
-            if (!reaches_only_inline(c.func, visiting)) ok = false;
-      }
-    }
-  }
-  visiting->erase(key);
-  std::lock_guard<std::mutex> lock(mu_);
-  inline_[key] = ok;
-  return ok;
-}
-
 Expected<std::shared_ptr<const FunctionRuntime::Body>> FunctionRuntime::body(const NameAttrList& f) const {
-  const std::string key = function_key(f);
+  const std::string key = graph::function_instance_key(f);
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = bodies_.find(key);
@@ -460,47 +375,12 @@ Expected<std::shared_ptr<const FunctionRuntime::Body>> FunctionRuntime::body(con
   if (building().count(key) != 0)
     return Status(Error::invalid_argument, fmt::format("function '{}' calls itself", f.name));
   Building guard(key);
-  const ops::AttrMap attrs = graph::with_signature_defaults(*def, f.attr);
-  TF_ASSIGN_OR_RETURN(std::vector<ops::DType> in_types, lib_.input_types(*def, attrs));
-  TF_ASSIGN_OR_RETURN(std::vector<ops::DType> out_types, lib_.output_types(*def, attrs));
-  std::vector<graph::NamedEndpoint> args;
-  std::vector<graph::Item> items;
-  auto io_node = [](std::string name, const char* op, ops::DType t, size_t index) {
-    graph::Item item;
-    item.spec.node.name = std::move(name);
-    item.spec.node.op = op;
-    item.spec.node.attrs["T"] = t;
-    item.spec.node.attrs["index"] = static_cast<int64_t>(index);
-    item.spec.node.attrs["_step_io"] = true;
-    return item;
-  };
-  for (size_t i = 0; i < in_types.size(); ++i) {
-    std::string name = fmt::format("_arg/{}", i);
-    args.push_back({name, 0});
-    items.push_back(io_node(std::move(name), "_Arg", in_types[i], i));
-  }
-  TF_ASSIGN_OR_RETURN(graph::FunctionBody fb,
-                      lib_.instantiate(*def, attrs, args, [](const std::string& name) { return name; }));
-  const std::vector<std::string> effects = graph::nodes_run_for_effect(fb, lib_);
-  for (graph::NodeSpec& spec : fb.nodes) {
-    graph::Item item;
-    item.spec = std::move(spec);
-    items.push_back(std::move(item));
-  }
-  for (size_t i = 0; i < fb.rets.size(); ++i) {
-    const ops::DType t = i < out_types.size() ? out_types[i] : ops::DType::invalid;
-    graph::Item ret = io_node(fmt::format("_ret/{}", i), "_Retval", t, i);
-    ret.spec.inputs.push_back(fb.rets[i]);
-    items.push_back(std::move(ret));
-  }
-  items = reachable(std::move(items), effects);
-  TF_ASSIGN_OR_RETURN(graph::Graph g, graph::build_graph(items, whole_));
-  TF_RETURN_IF_ERROR(graph::validate(g));
+  TF_ASSIGN_OR_RETURN(graph::BodyGraph bg, graph::body_graph(lib_, f, whole_));
   auto built = std::make_shared<Body>();
   built->name = f.name;
-  built->num_args = static_cast<int>(in_types.size());
-  built->num_rets = static_cast<int>(fb.rets.size());
-  TF_ASSIGN_OR_RETURN(built->exec, Executable::build(std::move(g), "function '" + f.name + "'", this));
+  built->num_args = bg.num_args;
+  built->num_rets = bg.num_rets;
+  TF_ASSIGN_OR_RETURN(built->exec, Executable::build(std::move(bg.graph), "function '" + f.name + "'", this));
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = bodies_.emplace(key, std::move(built));
   return it->second;

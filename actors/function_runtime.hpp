@@ -13,11 +13,13 @@
 // partition CPU:0: ..."); events say when calls and loop iterations start
 // and end (trace/event.hpp).
 //
-// A functional node runs as written when every function it reaches runs
-// inline: no TF 1.x control flow, Send/Recv or blocking kernel in a body,
-// and, on a session with several devices, no body node placed on a device
-// of its own (such bodies are lowered and partitioned like the caller's
-// nodes). Thread-safe: kernels run on several threads at once.
+// Which functional nodes run as written is decided by a graph pass and
+// written on them (graph/run_as_written.hpp: no TF 1.x control flow,
+// Send/Recv or blocking kernel in what a node reaches, and, on a session
+// with several devices, no body node placed on a device of its own; such
+// nodes are lowered and partitioned like the caller's nodes); bodies are
+// built by graph::body_graph. Thread-safe: kernels run on several threads
+// at once.
 #pragma once
 
 #include <map>
@@ -64,7 +66,6 @@ struct FunctionRuntimeOptions {
   // kMaxCallDepth: each level takes the calling thread's stack).
   int64_t max_depth = kMaxCallDepth;
   static constexpr int64_t kMaxCallDepth = 1000;
-  bool several_devices = false;
 };
 
 class FunctionRuntime final : public FunctionKernels {
@@ -74,12 +75,12 @@ class FunctionRuntime final : public FunctionKernels {
   FunctionRuntime(const graph::Graph& whole, FunctionRuntimeOptions options);
   ~FunctionRuntime() override;
 
+  // Every functional node an executable meets runs as written: a step
+  // graph's were marked so (graph/run_as_written.hpp) and the others
+  // lowered, and a body that runs as written calls only functions that
+  // may too.
   bool runs(const graph::Node& n) const override;
   Expected<std::unique_ptr<ops::Kernel>> make(const graph::Node& n) const override;
-
-  // Whether the functional node `n` runs as written (see above); false for
-  // a node that is not functional. Decided once per function.
-  bool runs_as_written(const graph::Node& n) const;
 
   // One function instantiated: its body as an Executable whose `_Arg` and
   // `_Retval` nodes are its arguments and results.
@@ -95,14 +96,11 @@ class FunctionRuntime final : public FunctionKernels {
   const FunctionRuntimeOptions& options() const { return options_; }
 
  private:
-  bool reaches_only_inline(const ops::NameAttrList& f, std::set<std::string>* visiting) const;
-
   const graph::Graph& whole_;
   graph::FunctionLibrary lib_;
   FunctionRuntimeOptions options_;
   mutable std::mutex mu_;
   mutable std::map<std::string, std::shared_ptr<const Body>> bodies_;  // by function key
-  mutable std::map<std::string, bool> inline_;                          // by function key
 };
 
 }  // namespace tagflow::actors

@@ -20,6 +20,7 @@
 #include "graph/function_instantiator.hpp"
 #include "graph/implementation_selection.hpp"
 #include "graph/optimize/optimizer.hpp"
+#include "graph/run_as_written.hpp"
 #include "graph/step_plan.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/validate.hpp"
@@ -223,15 +224,19 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   TF_RETURN_IF_ERROR(config->load());
   auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
+  if (!*impl->options.lower_functional) {
+    // Which functional nodes run as written is decided here, once, and
+    // written on them; each step lowers the others it needs.
+    graph::RunAsWrittenOptions ro;
+    ro.several_devices = impl->options.devices.size() > 1;
+    graph::mark_run_as_written(&impl->graph, ro);
+  }
   impl->functions = std::make_unique<graph::FunctionInstantiator>(impl->graph, *impl->options.max_nodes);
   if (!*impl->options.lower_functional) {
     FunctionRuntimeOptions fo;
     fo.max_iterations = *impl->options.max_iterations;
     fo.max_depth = std::min(*impl->options.max_frame_depth, FunctionRuntimeOptions::kMaxCallDepth);
-    fo.several_devices = impl->options.devices.size() > 1;
     impl->runtime = std::make_unique<FunctionRuntime>(impl->graph, fo);
-    const FunctionRuntime* runtime = impl->runtime.get();
-    impl->functions->set_keep([runtime](const graph::Node& n) { return runtime->runs_as_written(n); });
   }
   impl->devices = impl->options.devices;
   TF_ASSIGN_OR_RETURN(impl->passes, graph::optimize::parse_pass_list(*impl->options.optimize));

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "graph/lowering.hpp"
+#include "graph/run_as_written.hpp"
 #include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
@@ -25,10 +26,7 @@ struct FunctionInstantiator::State {
   // By functional node: its expansion, the node's data inputs as kCallInput.
   std::unordered_map<std::string, std::vector<Item>> expansions;
   int64_t max_nodes = 0;
-  std::function<bool(const Node&)> keep;  // functional nodes left as they are
 };
-
-void FunctionInstantiator::set_keep(std::function<bool(const Node&)> keep) { state_->keep = std::move(keep); }
 
 FunctionInstantiator::FunctionInstantiator(const Graph& whole, int64_t max_nodes)
     : state_(std::make_unique<State>(whole)) {
@@ -43,7 +41,7 @@ Expected<bool> FunctionInstantiator::lower(Graph* step) {
   State& st = *state_;
   const Graph& g = *step;
   bool any = false;
-  auto lowers = [&](const Node& n) { return is_functional(n, st.lib) && !(st.keep && st.keep(n)); };
+  auto lowers = [&](const Node& n) { return is_functional(n, st.lib) && !marked_run_as_written(n); };
   for (const Node& n : g.nodes()) any = any || lowers(n);
   if (!any) return false;
   std::vector<Item> items;

@@ -27,16 +27,12 @@ class FunctionInstantiator {
   FunctionInstantiator(const FunctionInstantiator&) = delete;
   FunctionInstantiator& operator=(const FunctionInstantiator&) = delete;
 
-  // Lowers the functional nodes of *g; false (and *g unchanged) when it has
-  // none. *g's nodes are nodes of `whole` (same names; their data inputs
+  // Lowers the functional nodes of *g but those marked to run as written
+  // (graph/run_as_written.hpp); false (and *g unchanged) when it has none. *g's nodes are nodes of `whole` (same names; their data inputs
   // may differ, as a step's feeds make them) or new nodes that are not
   // functional. Errors name the call chain. Over `max_nodes` nodes is
   // resource_exhausted.
   Expected<bool> lower(Graph* g);
-
-  // Functional nodes for which `keep` is true are left as they are (they
-  // run as written, actors/function_runtime.hpp); by default none.
-  void set_keep(std::function<bool(const Node&)> keep);
 
   // `s` with the first node it names that was lowered from a function body
   // named by its call chain instead ("node 'while/body/mul'" becomes

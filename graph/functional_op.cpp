@@ -94,6 +94,13 @@ Expected<FunctionalOp> read_functional_op(const Node& n, const FunctionLibrary& 
   return read_functional_op(n, functional_kind(n, lib));
 }
 
+std::string function_instance_key(const ops::NameAttrList& f) {
+  std::string key = f.name;
+  for (const auto& [name, value] : f.attr)
+    if (!name.empty() && name[0] != '_') key += "|" + name + "=" + value.to_string();
+  return key;
+}
+
 std::string for_zero_delta_message(const std::string& name) {
   return "For " + quoted(name) + ": delta must be non-zero";
 }

@@ -61,6 +61,11 @@ struct FunctionalOp {
 Expected<FunctionalOp> read_functional_op(const Node& n, FunctionalKind kind);
 Expected<FunctionalOp> read_functional_op(const Node& n, const FunctionLibrary& lib);
 
+// The key instances of a function are shared by: calls whose function and
+// attrs agree share a body; attrs whose names start with '_' (shapes,
+// placement hints, marks) do not change a body.
+std::string function_instance_key(const ops::NameAttrList& f);
+
 // The error of a For node `name` given a zero delta, the same run as
 // written, lowered, or rewritten as a While for its gradient.
 std::string for_zero_delta_message(const std::string& name);

@@ -79,6 +79,11 @@ class OpDef {
   // "Expensive kernels"), and a frame whose such nodes could overlap
   // across iterations keeps an actor per iteration.
   OpDef& expensive() { expensive_ = true; return *this; }
+  // Its kernel may wait for another step (a queue's enqueue and dequeue):
+  // the executor never lets it wait on a scheduler thread, and a function
+  // body with such a node is lowered rather than run as written
+  // (graph/run_as_written.hpp). The kernel says so too (Kernel::may_block).
+  OpDef& blocking() { blocking_ = true; return *this; }
   OpDef& role(OpRole r) { role_ = r; return *this; }
   OpDef& kernel(KernelFactory factory) { kernel_ = std::move(factory); return *this; }
   // A kernel made from a plain function (no attrs to read at creation).
@@ -91,6 +96,7 @@ class OpDef {
   const AttrSpec* find_attr(std::string_view name) const;
   bool is_stateful() const { return stateful_; }
   bool is_expensive() const { return expensive_; }
+  bool is_blocking() const { return blocking_; }
   OpRole role() const { return role_; }
   bool has_kernel() const { return static_cast<bool>(kernel_); }
   const KernelFactory& kernel_factory() const { return kernel_; }
@@ -126,6 +132,7 @@ class OpDef {
   std::vector<AttrSpec> attrs_;
   bool stateful_ = false;
   bool expensive_ = false;
+  bool blocking_ = false;
   OpRole role_ = OpRole::ordinary;
   KernelFactory kernel_;
 };

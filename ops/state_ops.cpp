@@ -187,6 +187,7 @@ void register_queues(OpRegistry& r) {
         .input("components: Tcomponents")
         .attr("Tcomponents", "list(type)", std::nullopt, 1)
         .attr("timeout_ms", "int", int64_t{-1})
+        .blocking()
         .kernel(enqueue.name() == "QueueEnqueueV2" ? state_kernels::queue_enqueue
                                                     : state_kernels::queue_enqueue_many);
     add(r, enqueue);
@@ -196,6 +197,7 @@ void register_queues(OpRegistry& r) {
       .output("components: component_types")
       .attr("component_types", "list(type)", std::nullopt, 1)
       .attr("timeout_ms", "int", int64_t{-1})
+      .blocking()
       .kernel(state_kernels::queue_dequeue);
   add(r, dequeue);
   OpDef dequeue_many("QueueDequeueManyV2");
@@ -204,6 +206,7 @@ void register_queues(OpRegistry& r) {
       .output("components: component_types")
       .attr("component_types", "list(type)", std::nullopt, 1)
       .attr("timeout_ms", "int", int64_t{-1})
+      .blocking()
       .kernel(state_kernels::queue_dequeue_many);
   add(r, dequeue_many);
   OpDef close("QueueCloseV2");

@@ -6,6 +6,8 @@
 // limit; one instance per function; the bodies that are lowered anyway.
 #include <boost/test/unit_test.hpp>
 
+#include "graph/run_as_written.hpp"
+
 #include <fstream>
 #include <sstream>
 
@@ -278,7 +280,7 @@ BOOST_AUTO_TEST_CASE(a_function_is_instantiated_once_and_shared) {
   graph::Graph g = load("functional/nested_while.pbtxt");
   actors::FunctionRuntime runtime(g, {});
   const graph::Node& loop = g.node(g.find("While"));
-  BOOST_TEST(runtime.runs_as_written(loop));
+  BOOST_TEST(graph::may_run_as_written(loop, g, {}));
   const ops::NameAttrList* body = loop.attr<ops::NameAttrList>("body");
   BOOST_REQUIRE(body != nullptr);
   auto a = runtime.body(*body);
@@ -288,7 +290,7 @@ BOOST_AUTO_TEST_CASE(a_function_is_instantiated_once_and_shared) {
   BOOST_TEST(a->get() == b->get());
   BOOST_TEST(!(*a)->exec->has_control_flow());
   // Not a functional node.
-  BOOST_TEST(!runtime.runs_as_written(g.node(g.find("n"))));
+  BOOST_TEST(!graph::may_run_as_written(g.node(g.find("n")), g, {}));
 }
 
 // int32 -> int32 through one body node of `op`, with `attrs` and `device`.
@@ -318,15 +320,21 @@ BOOST_AUTO_TEST_CASE(bodies_with_v1_frames_or_other_devices_are_lowered_and_stil
       "output_arg { name: \"out\" type: DT_INT32 } } node_def { name: \"c\" op: \"enter\" input: \"a\" } "
       "ret { key: \"out\" value: \"c:out:0\" } } }";
   graph::Graph g = parse(text);
-  actors::FunctionRuntime one_device(g, {});
-  actors::FunctionRuntimeOptions several;
-  several.several_devices = true;
-  actors::FunctionRuntime two_devices(g, several);
-  BOOST_TEST(one_device.runs_as_written(g.node(g.find("plain"))));
-  BOOST_TEST(!one_device.runs_as_written(g.node(g.find("framed"))));
-  BOOST_TEST(!one_device.runs_as_written(g.node(g.find("outer"))));  // through a call
-  BOOST_TEST(one_device.runs_as_written(g.node(g.find("placed"))));
-  BOOST_TEST(!two_devices.runs_as_written(g.node(g.find("placed"))));
+  graph::RunAsWrittenOptions one_device;
+  graph::RunAsWrittenOptions two_devices;
+  two_devices.several_devices = true;
+  BOOST_TEST(graph::may_run_as_written(g.node(g.find("plain")), g, one_device));
+  BOOST_TEST(!graph::may_run_as_written(g.node(g.find("framed")), g, one_device));
+  BOOST_TEST(!graph::may_run_as_written(g.node(g.find("outer")), g, one_device));  // through a call
+  BOOST_TEST(graph::may_run_as_written(g.node(g.find("placed")), g, one_device));
+  BOOST_TEST(!graph::may_run_as_written(g.node(g.find("placed")), g, two_devices));
+  // The mark: written on the nodes that run as written, nowhere else.
+  graph::Graph marked = g;
+  BOOST_TEST(graph::mark_run_as_written(&marked, one_device) == 2);
+  BOOST_TEST(graph::marked_run_as_written(marked.node(marked.find("plain"))));
+  BOOST_TEST(!graph::marked_run_as_written(marked.node(marked.find("framed"))));
+  BOOST_TEST(graph::mark_run_as_written(&marked, two_devices) == 1);
+  BOOST_TEST(!graph::marked_run_as_written(marked.node(marked.find("placed"))));
   // Either way a session runs them all.
   for (int devices : {1, 2}) {
     BOOST_TEST_CONTEXT(devices << " devices") {
