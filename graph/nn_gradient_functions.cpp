@@ -1,18 +1,20 @@
-// The gradient functions of the convolution, pooling and fused batch norm
-// ops, in the form of TensorFlow's nn_grad.py: Conv2D's and
-// DepthwiseConv2dNative's gradients are their two backprop ops, MaxPool's and AvgPool's their *Grad ops, a fused batch
+// The gradient functions of the nn ops, in the form of TensorFlow's
+// nn_grad.py: Conv2D's and DepthwiseConv2dNative's gradients are their two
+// backprop ops, MaxPool's and AvgPool's their *Grad ops, a fused batch
 // norm's its FusedBatchNormGrad twin fed the reserve spaces (training) or
-// the population statistics (inference), LSTMBlockCell's and GRUBlockCell's
-// their cell Grad ops followed by the weight products of lstm_ops.py and
-// gru_ops.py. The attrs are copied from the forward node. Added to GradientRegistry::global() by
+// the population statistics (inference), LSTMBlockCell's and
+// GRUBlockCell's their cell Grad ops followed by the weight products of
+// lstm_ops.py and gru_ops.py (the attrs copied from the forward node); the
+// activations (Relu, Elu, Relu6, Softsign), BiasAdd, Softmax, LogSoftmax
+// and the softmax cross entropies. Added to GradientRegistry::global() by
 // gradient_functions.cpp.
-#include "graph/gradients.hpp"
+#include "graph/gradient_util.hpp"
 
 namespace tagflow::graph {
 
 namespace {
 
-using C = GradContext;
+using namespace gradient_util;
 using ops::AttrMap;
 
 #define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
@@ -160,11 +162,74 @@ Status gru_block_cell_grad(C& c) {
   return ok_status();
 }
 
-#undef TRY
+
+Status softmax_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint y, c.output(0));
+  TRY(Endpoint gy, c.op1("Mul", {g, y}));
+  TRY(Endpoint last, c.int_vector({-1}));
+  TRY(Endpoint s, c.op1("Sum", {gy, last}, {{"keep_dims", true}}));
+  TRY(Endpoint diff, c.op1("Sub", {g, s}));
+  TRY(Endpoint dx, c.op1("Mul", {diff, y}));
+  c.set(0, dx);
+  return ok_status();
+}
+
+
+Status log_softmax_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint y, c.output(0));
+  TRY(Endpoint last, c.int_vector({-1}));
+  TRY(Endpoint s, c.op1("Sum", {g, last}, {{"keep_dims", true}}));
+  TRY(Endpoint p, c.op1("Exp", {y}));
+  TRY(Endpoint sp, c.op1("Mul", {s, p}));
+  TRY(Endpoint dx, c.op1("Sub", {g, sp}));
+  c.set(0, dx);
+  return ok_status();
+}
+
+
+Status cross_entropy_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  TRY(Endpoint backprop, c.output(1));
+  TRY(Endpoint minus1, c.scalar(DType::int32, -1));
+  TRY(Endpoint ge, c.op1("ExpandDims", {g, minus1}));
+  TRY(Endpoint dx, c.op1("Mul", {ge, backprop}));
+  c.set(0, dx);
+  return ok_status();
+}
+
+
+Status bias_add_grad(C& c) {
+  TRY(Endpoint g, need_dy(c, 0));
+  c.set(0, g);
+  AttrMap attrs;
+  if (const std::string* f = c.node().attr<std::string>("data_format")) attrs["data_format"] = *f;
+  TRY(Endpoint db, c.op1("BiasAddGrad", {g}, attrs));
+  c.set(1, db);
+  return ok_status();
+}
 
 }  // namespace
 
 void add_nn_gradients(GradientRegistry& r) {
+  auto add = [&r](const char* op, GradientFunction fn) { (void)r.add(op, std::move(fn)); };
+  add("BiasAdd", bias_add_grad);
+  add("BiasAddV1", bias_add_grad);
+  add("Relu", [](C& c) -> Status {
+    TRY(Endpoint g, need_dy(c, 0));
+    TRY(Endpoint y, c.output(0));
+    TRY(Endpoint dx, c.op1("ReluGrad", {g, y}));
+    c.set(0, dx);
+    return ok_status();
+  });
+  add("Softmax", softmax_grad);
+  add("LogSoftmax", log_softmax_grad);
+  add("SoftmaxCrossEntropyWithLogits", cross_entropy_grad);
+  add("SparseSoftmaxCrossEntropyWithLogits", cross_entropy_grad);
+  add("Elu", grad_op_of("EluGrad", true));
+  add("Relu6", grad_op_of("Relu6Grad", false));
+  add("Softsign", grad_op_of("SoftsignGrad", false));
   (void)r.add("Conv2D", conv_grad("Conv2D"));
   (void)r.add("DepthwiseConv2dNative", conv_grad("DepthwiseConv2dNative"));
   (void)r.add("MaxPool", max_pool_grad);
@@ -175,5 +240,7 @@ void add_nn_gradients(GradientRegistry& r) {
   (void)r.add("LSTMBlockCell", lstm_block_cell_grad);
   (void)r.add("GRUBlockCell", gru_block_cell_grad);
 }
+
+#undef TRY
 
 }  // namespace tagflow::graph
