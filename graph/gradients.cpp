@@ -22,6 +22,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "graph/analysis/cond_contexts.hpp"
+#include "graph/analysis/loop_structure.hpp"
 #include "graph/control_flow.hpp"
 #include "graph/functional_gradients.hpp"
 #include "graph/infer_attrs.hpp"
@@ -73,9 +75,7 @@ struct LoopGrad {
 };
 
 struct Backprop {
-  // The conds a node runs under, outermost first: (a Switch of the cond,
-  // the branch).
-  using CondState = std::vector<std::pair<NodeId, int>>;
+  using CondState = analysis::CondState;
 
   Graph& g;
   const ops::OpRegistry& ops;
@@ -89,9 +89,7 @@ struct Backprop {
   std::vector<Endpoint> xs, ys;
   std::vector<char> from_x, between, processed;
   std::vector<int> pending;
-  std::vector<CondState> state;  // per node: the conds of its frame it runs under
-  std::vector<CondState> entry;  // per frame: the conds (of its parent) it runs under
-  mutable std::unordered_map<int64_t, NodeId> cond_switch;  // predicate -> its first Switch
+  analysis::CondContexts conds;  // the conds each node and frame runs under
   std::unordered_map<NodeId, std::vector<std::vector<Endpoint>>> grads;
   std::unordered_map<Endpoint, Endpoint, EndpointHash> summed;
   std::set<Endpoint, bool (*)(const Endpoint&, const Endpoint&)> stops{
@@ -135,35 +133,13 @@ struct Backprop {
     return def ? def->role() : OpRole::ordinary;
   }
   // The frame a node's outputs are in: an Enter's frame, an Exit's parent.
-  FrameId out_frame(NodeId id) const {
-    const FrameId f = cf.frame_of[static_cast<size_t>(id)];
-    if (f < 0) return f;
-    switch (role(id)) {
-      case OpRole::enter: {
-        const std::string* fname = g.node(id).attr<std::string>("frame_name");
-        return fname ? cf.find_frame(*fname) : f;
-      }
-      case OpRole::exit: return parent(f);
-      default: return f;
-    }
-  }
+  FrameId out_frame(NodeId id) const { return analysis::output_frame(g, cf, id); }
   bool is_constant_enter(NodeId id) const {
     const bool* c = g.node(id).attr<bool>("is_constant");
     return role(id) == OpRole::enter && c != nullptr && *c;
   }
-  bool is_loop_switch(NodeId id) const {
-    if (role(id) != OpRole::switch_op) return false;
-    const FrameId f = cf.frame_of[static_cast<size_t>(id)];
-    const Node& n = g.node(id);
-    return f != kRootFrame && n.inputs.size() == 2 &&
-           n.inputs[1].node == cf.frames[static_cast<size_t>(f)].pivot;
-  }
-  bool is_loop_merge(NodeId id) const {
-    if (role(id) != OpRole::merge) return false;
-    for (const Endpoint& e : g.node(id).inputs)
-      if (role(e.node) == OpRole::next_iteration) return true;
-    return false;
-  }
+  bool is_loop_switch(NodeId id) const { return analysis::is_loop_switch(g, cf, id); }
+  bool is_loop_merge(NodeId id) const { return analysis::is_loop_merge(g, id); }
   // Functional gradients flow through the Optionals that pass an If's
   // intermediates to its gradient, and on through the ops around them:
   // the list ops, and AddN, which sums a list's gradients.
@@ -250,7 +226,7 @@ struct Backprop {
     }
     TF_ASSIGN_OR_RETURN(NodeId id, g.add_node(std::move(n)));
     cf.frame_of.push_back(frame);
-    state.emplace_back();
+    conds.added(id);
     return id;
   }
   Expected<Endpoint> add1(const std::string& op, const std::vector<Endpoint>& inputs,
@@ -282,96 +258,6 @@ struct Backprop {
     return {{"frame_name", frame},
             {"is_constant", is_constant},
             {"parallel_iterations", parallel_iterations}};
-  }
-
-  // --- cond states ------------------------------------------------------------
-
-  // Per node, the cond Switches (and branches) of its own frame it runs
-  // under, outermost first: TensorFlow's cond contexts recovered from the
-  // graph. Nodes are visited in a topological order without the
-  // NextIteration -> Merge back edges.
-  void analyze_conds() {
-    const int n = g.num_nodes();
-    state.assign(static_cast<size_t>(n), {});
-    std::vector<int> indegree(static_cast<size_t>(n), 0);
-    auto back_edge = [&](NodeId src, NodeId dst) {
-      return role(src) == OpRole::next_iteration && role(dst) == OpRole::merge;
-    };
-    for (NodeId id = 0; id < n; ++id) {
-      const Node& nd = g.node(id);
-      for (const Endpoint& e : nd.inputs)
-        if (!back_edge(e.node, id)) ++indegree[static_cast<size_t>(id)];
-      indegree[static_cast<size_t>(id)] += static_cast<int>(nd.control_inputs.size());
-    }
-    std::vector<NodeId> order;
-    for (NodeId id = 0; id < n; ++id)
-      if (indegree[static_cast<size_t>(id)] == 0) order.push_back(id);
-    entry.assign(cf.frames.size(), {});
-    for (size_t head = 0; head < order.size(); ++head) {
-      const NodeId id = order[head];
-      state[static_cast<size_t>(id)] = state_of_node(id, entry);
-      if (role(id) == OpRole::enter) {
-        const FrameId f = out_frame(id);
-        const CondState in = endpoint_state(g.node(id).inputs[0]);
-        if (f >= 0 && in.size() >= entry[static_cast<size_t>(f)].size())
-          entry[static_cast<size_t>(f)] = in;
-      }
-      for (const OutEdge& e : g.out_edges(id)) {
-        if (e.dst_input != kControlPort && back_edge(id, e.dst)) continue;
-        if (--indegree[static_cast<size_t>(e.dst)] == 0) order.push_back(e.dst);
-      }
-    }
-  }
-  // A cond is its predicate: the Switches of one cond (a cond switches each
-  // tensor it captures on its own) stand for it through the first of them.
-  NodeId cond_of(NodeId sw) const {
-    const Endpoint p = g.node(sw).inputs[1];
-    const int64_t key = (int64_t{p.node} << 20) + p.port;
-    return cond_switch.emplace(key, sw).first->second;
-  }
-  CondState endpoint_state(Endpoint e) const {
-    CondState s = state[static_cast<size_t>(e.node)];
-    if (role(e.node) == OpRole::switch_op && !is_loop_switch(e.node))
-      s.emplace_back(cond_of(e.node), e.port);
-    return s;
-  }
-  CondState state_of_node(NodeId id, const std::vector<CondState>& entry) const {
-    const Node& n = g.node(id);
-    switch (role(id)) {
-      case OpRole::enter: return {};
-      case OpRole::exit: {
-        const FrameId f = cf.frame_of[static_cast<size_t>(id)];
-        return f >= 0 ? entry[static_cast<size_t>(f)] : CondState{};
-      }
-      case OpRole::merge: {
-        if (is_loop_merge(id)) return {};
-        // The common prefix of the inputs' states: the cond it closes ends.
-        std::optional<CondState> common;
-        for (const Endpoint& e : n.inputs) {
-          CondState s = endpoint_state(e);
-          if (!common) {
-            common = std::move(s);
-            continue;
-          }
-          size_t k = 0;
-          while (k < common->size() && k < s.size() && (*common)[k] == s[k]) ++k;
-          common->resize(k);
-        }
-        return common.value_or(CondState{});
-      }
-      default: {
-        CondState longest;
-        for (const Endpoint& e : n.inputs) {
-          CondState s = endpoint_state(e);
-          if (s.size() > longest.size()) longest = std::move(s);
-        }
-        for (NodeId c : n.control_inputs) {
-          const CondState& s = state[static_cast<size_t>(c)];
-          if (s.size() > longest.size()) longest = s;
-        }
-        return longest;
-      }
-    }
   }
 
   // --- forward values seen from a gradient frame ------------------------------------
@@ -449,7 +335,7 @@ struct Backprop {
     add_control(L.f_sync, *push);
     auto gradient_handle = real(*stack, f);
     if (!gradient_handle.ok()) return done(gradient_handle.status());
-    auto guard = guard_of(f, endpoint_state(e));
+    auto guard = guard_of(f, conds.of_output(e));
     if (!guard.ok()) return done(guard.status());
     auto popped = add1("StackPopV2", {*gradient_handle}, {{"elem_type", t}}, {*guard}, "pop");
     if (!popped.ok()) return done(popped.status());
@@ -687,7 +573,7 @@ Status Backprop::prepare() {
     loops[cf.frame_of[static_cast<size_t>(id)]].pending_exits++;
   }
   processed.assign(static_cast<size_t>(n), 0);
-  analyze_conds();
+  conds = analysis::CondContexts(g, cf);
 
   return ok_status();
 }
@@ -986,7 +872,7 @@ Status Backprop::build_loop(FrameId f) {
   TF_ASSIGN_OR_RETURN(Endpoint c_next, add1("NextIteration", {c_add}, {}, {}, "f_count_next"));
   g.mutable_node(c_merge).inputs[1] = c_next;
   TF_ASSIGN_OR_RETURN(L.count, add1("Exit", {{c_switch, 0}}, {}, {}, "f_count_exit"));
-  state[static_cast<size_t>(L.count.node)] = entry[static_cast<size_t>(f)];
+  conds.added(L.count.node, conds.entering(f));
 
   // Gradient: a counter from the forward count down to 1.
   prefix = saved;

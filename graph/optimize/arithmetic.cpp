@@ -28,7 +28,7 @@
 
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/optimize/topological.hpp"
+#include "graph/analysis/topological.hpp"
 #include "graph/shape_functions.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/op_def.hpp"
@@ -261,7 +261,7 @@ Expected<Graph> simplify_arithmetic(const Graph& g, const OptimizeOptions& optio
       if (inferred.ok()) shapes = std::move(inferred).value();
       break;
     }
-    for (NodeId id : topological_order(current)) {
+    for (NodeId id : analysis::topological_order(current)) {
       if (r.removed(id)) continue;
       const Node& n = r.node(id);
       if (n.def == nullptr || node_role(n) != ops::OpRole::ordinary) continue;

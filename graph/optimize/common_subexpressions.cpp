@@ -16,7 +16,7 @@
 
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/optimize/topological.hpp"
+#include "graph/analysis/topological.hpp"
 
 namespace tagflow::graph::optimize {
 
@@ -77,7 +77,7 @@ bool mergeable(const Node& n) { return n.op == "Const" || !is_pinned(n); }
 Expected<Graph> cse_round(const Graph& g, const OptimizeOptions& options, int* changes) {
   TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(g, options, "common_subexpressions"));
   std::unordered_multimap<size_t, NodeId> seen;
-  for (NodeId id : topological_order(g)) {
+  for (NodeId id : analysis::topological_order(g)) {
     const Node& n = r.node(id);
     if (!mergeable(n) || n.output_types.empty()) continue;
     const size_t h = signature(n);

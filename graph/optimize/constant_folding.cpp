@@ -27,7 +27,7 @@
 
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/optimize/topological.hpp"
+#include "graph/analysis/topological.hpp"
 #include "graph/shape_functions.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/kernel.hpp"
@@ -93,7 +93,7 @@ Expected<Graph> fold_round(const Graph& g, const OptimizeOptions& options, int* 
       if (inferred.ok()) shapes = std::move(inferred).value();
       break;
     }
-  for (NodeId id : topological_order(g)) {
+  for (NodeId id : analysis::topological_order(g)) {
     const Node& n = r.node(id);
     if (shapes && (n.op == "Shape" || n.op == "Size" || n.op == "Rank") && n.inputs.size() == 1 && !is_pinned(n) &&
         !n.input_types.empty() && ops::base_dtype(n.input_types[0]) != DType::variant &&

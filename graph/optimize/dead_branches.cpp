@@ -26,7 +26,7 @@
 
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/optimize/topological.hpp"
+#include "graph/analysis/topological.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"
 
@@ -332,7 +332,7 @@ Expected<Graph> dead_branch_round(const Graph& g, const OptimizeOptions& options
   }
   if (!removed_loop) {
     std::unordered_set<NodeId> touched;
-    for (NodeId id : topological_order(g)) {
+    for (NodeId id : analysis::topological_order(g)) {
       if (r.removed(id)) continue;
       const Node& n = r.node(id);
       if (node_role(n) != ops::OpRole::switch_op || n.inputs.size() != 2 || r.kept(id)) continue;

@@ -15,7 +15,7 @@
 
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/optimize/topological.hpp"
+#include "graph/analysis/topological.hpp"
 #include "ops/fused_ops.hpp"
 
 namespace tagflow::graph::optimize {
@@ -92,7 +92,7 @@ bool fuse_from(Rewriter& r, NodeId head) {
 Expected<Graph> fuse_ops(const Graph& g, const OptimizeOptions& options) {
   return until_fixed_point(g, options, [&](const Graph& current, const OptimizeOptions& o, int* changes) -> Expected<Graph> {
     TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(current, o, "fusion"));
-    for (NodeId id : topological_order(current))
+    for (NodeId id : analysis::topological_order(current))
       if (!r.removed(id)) fuse_from(r, id);
     *changes = r.num_changes();
     if (*changes == 0) return current;

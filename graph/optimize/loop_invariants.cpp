@@ -23,7 +23,7 @@
 
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/optimize/topological.hpp"
+#include "graph/analysis/topological.hpp"
 #include "ops/op_def.hpp"
 
 namespace tagflow::graph::optimize {
@@ -152,7 +152,7 @@ bool hoist_frame(Rewriter& r, FrameId f, const std::vector<NodeId>& order) {
 
 Expected<Graph> hoist_round(const Graph& g, const OptimizeOptions& options, int* changes) {
   TF_ASSIGN_OR_RETURN(Rewriter r, Rewriter::make(g, options, "loop_invariants"));
-  const std::vector<NodeId> order = topological_order(g);
+  const std::vector<NodeId> order = analysis::topological_order(g);
   // Deepest frames first; one frame per round (the frames change).
   std::vector<FrameId> frames;
   for (FrameId f = 1; f < static_cast<FrameId>(r.frames().frames.size()); ++f) frames.push_back(f);

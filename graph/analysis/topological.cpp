@@ -1,8 +1,8 @@
-#include "graph/optimize/topological.hpp"
+#include "graph/analysis/topological.hpp"
 
 #include <deque>
 
-namespace tagflow::graph::optimize {
+namespace tagflow::graph::analysis {
 
 namespace {
 
@@ -42,4 +42,4 @@ std::vector<NodeId> topological_order(const Graph& g) {
   return order;
 }
 
-}  // namespace tagflow::graph::optimize
+}  // namespace tagflow::graph::analysis

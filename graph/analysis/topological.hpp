@@ -1,4 +1,4 @@
-// A topological order of a graph for the passes: producers before their
+// A topological order of a graph: producers before their
 // consumers, with the NextIteration -> Merge back edges of loops left out
 // (validate() checks that every cycle goes through one).
 #pragma once
@@ -7,10 +7,10 @@
 
 #include "graph/graph.hpp"
 
-namespace tagflow::graph::optimize {
+namespace tagflow::graph::analysis {
 
 // Every node once; nodes on a cycle that does not pass a NextIteration ->
 // Merge edge (an invalid graph) come last, in id order.
 std::vector<NodeId> topological_order(const Graph& g);
 
-}  // namespace tagflow::graph::optimize
+}  // namespace tagflow::graph::analysis
