@@ -6,6 +6,7 @@
 // (any dtype, strings included); the others allocate. Signatures follow
 // TensorFlow's core/ops/array_ops.cc and math_ops.cc (Range).
 #include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 
 #include <cmath>
 #include <sstream>

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
 #include "ops/tensor_copy.hpp"
 

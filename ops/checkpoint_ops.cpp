@@ -10,7 +10,7 @@
 
 #include <filesystem>
 
-#include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/op_def.hpp"
 #include "ops/tensor_bundle.hpp"
 

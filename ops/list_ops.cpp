@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/tensor_copy.hpp"
 #include "ops/variant.hpp"
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/variant.hpp"
 
 namespace tagflow::ops {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/proto/example.pb.h"
 
 namespace tagflow::ops {

@@ -17,7 +17,7 @@
 
 #include <Eigen/Core>
 
-#include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/cwise_kernel.hpp"
 #include "ops/index_args.hpp"
 #include "ops/math_ops.hpp"

@@ -13,7 +13,7 @@
 
 #include <regex>
 
-#include "ops/array_ops.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/op_def.hpp"
 
 namespace tagflow::ops {
