@@ -10,14 +10,14 @@ StepCoordinator::StepCoordinator(caf::actor_config& cfg, trace::Sink* events)
   set_taken_sink(events, 0);
 }
 
-void StepCoordinator::begin(StepPlan& plan) {
-  const uint64_t id = plan.starts.empty() ? 0 : plan.starts.front().step_id;
+void StepCoordinator::begin(StepLaunch& launch) {
+  const uint64_t id = launch.starts.empty() ? 0 : launch.starts.front().step_id;
   Step& step = steps_[id];
-  const size_t n = plan.partitions.size();
+  const size_t n = launch.partitions.size();
   step.answered.assign(n, false);
   step.left = static_cast<int>(n);
-  step.plan = std::move(plan);
-  StepPlan& p = step.plan;
+  step.launch = std::move(launch);
+  StepLaunch& p = step.launch;
   const caf::actor self = caf::actor_cast<caf::actor>(this);
   caf::timespan timeout{0};
   if (p.deadline != std::chrono::steady_clock::time_point::max()) {
@@ -53,7 +53,7 @@ void StepCoordinator::answer(uint64_t id, Step& step, size_t partition, StepWait
   step.answered[partition] = true;
   --step.left;
   const bool failed = !result.ok();
-  step.plan.waiter->fulfil(std::move(result));
+  step.launch.waiter->fulfil(std::move(result));
   if (failed) abort_rest(id, step);
 }
 
@@ -62,7 +62,7 @@ void StepCoordinator::abort_rest(uint64_t id, Step& step) {
   if (step.aborting) return;
   step.aborting = true;
   for (size_t i = 0; i < step.answered.size(); ++i)
-    if (!step.answered[i]) send(step.plan.partitions[i], abort_atom::value, id);
+    if (!step.answered[i]) send(step.launch.partitions[i], abort_atom::value, id);
 }
 
 void StepCoordinator::release(const std::vector<caf::actor>& partitions) {
@@ -88,15 +88,15 @@ caf::behavior StepCoordinator::make_behavior() {
     if (events_ != nullptr) events_->record(trace::partition_down(0, index, why));
     for (auto it = steps_.begin(); it != steps_.end();) {
       Step& step = it->second;
-      for (size_t i = 0; i < step.plan.partitions.size(); ++i)
-        if (step.plan.partitions[i].address() == dm.source)
+      for (size_t i = 0; i < step.launch.partitions.size(); ++i)
+        if (step.launch.partitions[i].address() == dm.source)
           answer(it->first, step, i,
                  Status(ops::Error::unavailable, fmt::format("step {}: {}", it->first, why)));
       it = step.left == 0 ? steps_.erase(it) : std::next(it);
     }
   });
   return {
-      [=](begin_atom, StepPlan& plan) { begin(plan); },
+      [=](begin_atom, StepLaunch& launch) { begin(launch); },
       [=](release_atom, const std::vector<caf::actor>& partitions) { release(partitions); },
       [=](result_atom, StepResult& r) {
         auto it = steps_.find(r.step_id);
@@ -104,7 +104,7 @@ caf::behavior StepCoordinator::make_behavior() {
         Step& step = it->second;
         const auto index = static_cast<size_t>(r.partition_index);
         if (r.partition_index < 0 || index >= step.answered.size() ||
-            step.plan.partitions[index].address() != current_sender()) {
+            step.launch.partitions[index].address() != current_sender()) {
           return;  // not from a partition of the step
         }
         // A peer's code is checked like anything else from the wire.
@@ -113,7 +113,7 @@ caf::behavior StepCoordinator::make_behavior() {
             Status(known ? static_cast<ops::Error>(r.code) : ops::Error::internal,
                    known ? std::move(r.message)
                          : fmt::format("partition {} answered with unknown error code {}: {}",
-                                       step.plan.names[index], r.code, r.message));
+                                       step.launch.names[index], r.code, r.message));
         if (r.code == 0) result = std::move(r.fetches);
         answer(r.step_id, step, index, std::move(result));
         if (step.left == 0) steps_.erase(it);

@@ -29,7 +29,7 @@ namespace tagflow::actors {
 
 // A step as the session hands it to its coordinator: never leaves the
 // process (the waiter is the caller's).
-struct StepPlan {
+struct StepLaunch {
   std::shared_ptr<StepWaiter> waiter;  // expects one part per partition
   std::vector<caf::actor> partitions;
   std::vector<std::string> names;  // for errors and events
@@ -38,11 +38,11 @@ struct StepPlan {
 };
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, StepPlan&) {
+typename Inspector::result_type inspect(Inspector& f, StepLaunch&) {
   auto refuse = []() -> caf::error {
-    return caf::make_error(caf::sec::invalid_argument, "a step plan never leaves its process");
+    return caf::make_error(caf::sec::invalid_argument, "a step launch never leaves its process");
   };
-  return f(caf::meta::type_name("tagflow.step_plan"), caf::meta::save_callback(refuse),
+  return f(caf::meta::type_name("tagflow.step_launch"), caf::meta::save_callback(refuse),
            caf::meta::load_callback(refuse));
 }
 
@@ -54,12 +54,12 @@ class StepCoordinator : public ActorBase {
 
  private:
   struct Step {
-    StepPlan plan;
+    StepLaunch launch;
     std::vector<bool> answered;
     int left = 0;
     bool aborting = false;
   };
-  void begin(StepPlan& plan);
+  void begin(StepLaunch& launch);
   void answer(uint64_t id, Step& step, size_t partition, StepWaiter::Result result);
   void abort_rest(uint64_t id, Step& step);
   void release(const std::vector<caf::actor>& partitions);

@@ -14,7 +14,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<StepStart>("tagflow.step_start");
   cfg.add_message_type<StepResult>("tagflow.step_result");
   cfg.add_message_type<std::shared_ptr<KernelBatch>>("tagflow.kernel_batch");
-  cfg.add_message_type<StepPlan>("tagflow.step_plan");
+  cfg.add_message_type<StepLaunch>("tagflow.step_launch");
 }
 
 }  // namespace tagflow::actors

@@ -307,14 +307,14 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   }
   const size_t n = p->partitions.size();
   auto waiter = std::make_shared<StepWaiter>(static_cast<int>(n));
-  StepPlan plan;
-  plan.waiter = waiter;
-  plan.partitions = p->partitions;
-  plan.names = p->partition_places;
-  if (impl.options.timeout.count() > 0) plan.deadline = std::chrono::steady_clock::now() + impl.options.timeout;
-  plan.starts.resize(n);
+  StepLaunch launch;
+  launch.waiter = waiter;
+  launch.partitions = p->partitions;
+  launch.names = p->partition_places;
+  if (impl.options.timeout.count() > 0) launch.deadline = std::chrono::steady_clock::now() + impl.options.timeout;
+  launch.starts.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    StepStart& s = plan.starts[i];
+    StepStart& s = launch.starts[i];
     s.max_iterations = *impl.options.max_iterations;
     s.memory_limit = *impl.options.memory_limit;
     s.strict_merge = impl.options.strict_merge;
@@ -324,13 +324,13 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
   {
     std::lock_guard<std::mutex> starting(impl.start_mu);
     const uint64_t step_id = impl.next_step++;
-    for (StepStart& s : plan.starts) s.step_id = step_id;
+    for (StepStart& s : launch.starts) s.step_id = step_id;
     if (impl.options.events != nullptr) {
       record_request(*impl.options.events, step_id, feeds, fetches, targets);
       for (const std::string& what : p->rewrites) impl.options.events->record(trace::node_rewritten(step_id, what));
     }
     if (!impl.running.start(waiter.get(), step_id,
-                             [&] { caf::anon_send(impl.coordinator, begin_atom::value, std::move(plan)); }))
+                             [&] { caf::anon_send(impl.coordinator, begin_atom::value, std::move(launch)); }))
       return Status(ops::Error::cancelled, fmt::format("step {} was cancelled: its session is being destroyed", step_id));
   }
   StepWaiter::Result result = Status(ops::Error::internal, "step not run");
