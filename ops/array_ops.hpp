@@ -27,7 +27,8 @@ void register_array_slice_ops(OpRegistry& r);
 void register_array_gather_ops(OpRegistry& r);
 void register_pad_ops(OpRegistry& r);
 void register_reverse_sequence_op(OpRegistry& r);
-void register_list_ops(OpRegistry& r);      // list_ops.cpp: TensorList*
+void register_list_ops(OpRegistry& r);      // list_ops.cpp: TensorList* on elements
+void register_list_tensor_ops(OpRegistry& r);  // list_tensor_ops.cpp: lists and whole tensors
 void register_optional_ops(OpRegistry& r);  // optional_ops.cpp: Optional*
 void register_scatter_nd_op(OpRegistry& r);
 void register_reverse_op(OpRegistry& r);
