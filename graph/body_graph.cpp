@@ -1,8 +1,10 @@
 #include "graph/body_graph.hpp"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "graph/lowering.hpp"
+#include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 
 namespace tagflow::graph {
@@ -41,15 +43,16 @@ std::vector<Item> reachable(std::vector<Item> items, const std::vector<std::stri
 
 }  // namespace
 
-Expected<BodyGraph> body_graph(const FunctionLibrary& lib, const ops::NameAttrList& f, const Graph& whole) {
+Expected<BodyGraph> body_graph(const FunctionLibrary& lib, const ops::NameAttrList& f, const Graph& whole,
+                               const BodyGraphOptions& options) {
   const tensorflow::FunctionDef* def = lib.find(f.name);
   if (def == nullptr)
     return Status(Error::not_found, "no function '" + f.name + "' in the graph's library");
   const ops::AttrMap attrs = with_signature_defaults(*def, f.attr);
   TF_ASSIGN_OR_RETURN(std::vector<DType> in_types, lib.input_types(*def, attrs));
   TF_ASSIGN_OR_RETURN(std::vector<DType> out_types, lib.output_types(*def, attrs));
-  std::vector<NamedEndpoint> args;
-  std::vector<Item> items;
+  std::unordered_set<std::string> taken;
+  for (const auto& n : def->node_def()) taken.insert(n.name());
   auto io_node = [](std::string name, const char* op, DType t, size_t index) {
     Item item;
     item.spec.node.name = std::move(name);
@@ -59,29 +62,48 @@ Expected<BodyGraph> body_graph(const FunctionLibrary& lib, const ops::NameAttrLi
     item.spec.node.attrs["_step_io"] = true;
     return item;
   };
+  std::vector<NamedEndpoint> args;
+  std::vector<Item> items;
   for (size_t i = 0; i < in_types.size(); ++i) {
-    std::string name = "_arg/" + std::to_string(i);
-    args.push_back({name, 0});
-    items.push_back(io_node(std::move(name), "_Arg", in_types[i], i));
+    Item item;
+    if (options.make_arg) {
+      item.spec.node = options.make_arg(i, in_types[i]);
+    } else {
+      item = io_node("_arg/" + std::to_string(i), "_Arg", in_types[i], i);
+    }
+    while (taken.count(item.spec.node.name) != 0) item.spec.node.name += "_";
+    taken.insert(item.spec.node.name);
+    args.push_back({item.spec.node.name, 0});
+    items.push_back(std::move(item));
   }
   TF_ASSIGN_OR_RETURN(FunctionBody fb,
                       lib.instantiate(*def, attrs, args, [](const std::string& name) { return name; }));
-  const std::vector<std::string> effects = nodes_run_for_effect(fb, lib);
+  const std::vector<std::string> effects = options.prune ? nodes_run_for_effect(fb, lib) : std::vector<std::string>{};
   for (NodeSpec& spec : fb.nodes) {
     Item item;
     item.spec = std::move(spec);
     items.push_back(std::move(item));
   }
-  for (size_t i = 0; i < fb.rets.size(); ++i) {
-    const DType t = i < out_types.size() ? out_types[i] : DType::invalid;
-    Item ret = io_node("_ret/" + std::to_string(i), "_Retval", t, i);
-    ret.spec.inputs.push_back(fb.rets[i]);
-    items.push_back(std::move(ret));
+  if (options.retvals) {
+    for (size_t i = 0; i < fb.rets.size(); ++i) {
+      const DType t = i < out_types.size() ? out_types[i] : DType::invalid;
+      Item ret = io_node("_ret/" + std::to_string(i), "_Retval", t, i);
+      ret.spec.inputs.push_back(fb.rets[i]);
+      items.push_back(std::move(ret));
+    }
   }
-  items = reachable(std::move(items), effects);
+  if (options.prune) items = reachable(std::move(items), effects);
   TF_ASSIGN_OR_RETURN(Graph g, build_graph(items, whole));
-  TF_RETURN_IF_ERROR(validate(g));
+  if (options.validate) {
+    ValidateOptions vo;
+    vo.allow_unknown_ops = options.allow_unknown_ops;
+    TF_RETURN_IF_ERROR(validate(g, vo));
+  }
   BodyGraph out;
+  for (const NamedEndpoint& a : args) out.args.push_back(g.find(a.node));
+  for (const NamedEndpoint& r : fb.rets) out.rets.push_back({g.find(r.node), r.port});
+  out.control_rets = fb.control_rets;
+  out.stateful = def->signature().is_stateful();
   out.graph = std::move(g);
   out.num_args = static_cast<int>(in_types.size());
   out.num_rets = static_cast<int>(fb.rets.size());

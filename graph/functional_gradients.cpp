@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "graph/body_graph.hpp"
 #include "graph/control_flow.hpp"
 #include "graph/function_def_writer.hpp"
 #include "graph/functional_gradients_internal.hpp"
@@ -64,41 +65,30 @@ Status validate_with(Graph& g, const GradientOptions& options, bool keep_resolve
 
 Expected<Body> instantiate_body(const Graph& outer, const ops::NameAttrList& callee, const GradientOptions& options) {
   FunctionLibrary lib(outer.library());
-  const tensorflow::FunctionDef* f = lib.find(callee.name);
-  if (f == nullptr) return Status(Error::not_found, "no function " + quoted(callee.name) + " in the library");
-  TF_ASSIGN_OR_RETURN(std::vector<DType> in_types, lib.input_types(*f, callee.attr));
-  std::set<std::string> taken;
-  for (const auto& def : f->node_def()) taken.insert(def.name());
-  std::vector<Item> items;
-  std::vector<NamedEndpoint> args;
-  for (size_t i = 0; i < in_types.size(); ++i) {
-    std::string name = "arg_" + std::to_string(i);
-    while (taken.count(name)) name += "_";
-    taken.insert(name);
-    Item item;
-    item.spec.node.name = name;
-    item.spec.node.op = "Placeholder";
-    item.spec.node.attrs = {{"dtype", in_types[i]}};
-    items.push_back(std::move(item));
-    args.push_back({name, 0});
-  }
-  TF_ASSIGN_OR_RETURN(FunctionBody fb,
-                      lib.instantiate(*f, callee.attr, args, [](const std::string& s) { return s; }));
-  for (NodeSpec& spec : fb.nodes) {
-    Item item;
-    item.spec = std::move(spec);
-    items.push_back(std::move(item));
-  }
+  if (lib.find(callee.name) == nullptr)
+    return Status(Error::not_found, "no function " + quoted(callee.name) + " in the library");
+  // Every node kept, arguments as Placeholders: the body is written back
+  // as the forward function with its intermediates.
+  BodyGraphOptions bo;
+  bo.make_arg = [](size_t i, DType type) {
+    Node n;
+    n.name = "arg_" + std::to_string(i);
+    n.op = "Placeholder";
+    n.attrs = {{"dtype", type}};
+    return n;
+  };
+  bo.retvals = false;
+  bo.prune = false;
+  bo.validate = false;
+  TF_ASSIGN_OR_RETURN(BodyGraph bg, body_graph(lib, callee, outer, bo));
   Body b;
-  TF_ASSIGN_OR_RETURN(b.g, build_graph(items, outer));
+  b.g = std::move(bg.graph);
   TF_RETURN_IF_ERROR(validate_with(b.g, options, false));
-  for (size_t i = 0; i < in_types.size(); ++i) {
-    b.args.push_back(static_cast<NodeId>(i));
-    b.arg_index[static_cast<NodeId>(i)] = static_cast<int>(i);
-  }
-  for (const NamedEndpoint& r : fb.rets) b.rets.push_back({b.g.find(r.node), r.port});
-  b.control_rets = fb.control_rets;
-  b.stateful = f->signature().is_stateful();
+  b.args = bg.args;
+  for (size_t i = 0; i < b.args.size(); ++i) b.arg_index[b.args[i]] = static_cast<int>(i);
+  b.rets = bg.rets;
+  b.control_rets = bg.control_rets;
+  b.stateful = bg.stateful;
   return b;
 }
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/body_graph.hpp"
 #include "graph/function_library.hpp"
 #include "graph/lowering.hpp"
 #include "graph/shape_functions.hpp"
@@ -436,49 +437,40 @@ std::optional<std::vector<OutputInfo>> Inference::call(const ops::NameAttrList& 
   if (f == nullptr) return std::nullopt;
   auto in_types = lib_.input_types(*f, callee.attr);
   if (!in_types.ok() || in_types->size() != args.size()) return std::nullopt;
-  auto body_names = [&](const std::string& s) { return s; };
   ShapeInferenceOptions inner;
   inner.max_function_depth = options_.max_function_depth - 1;
-  std::vector<Item> items;
-  std::vector<NamedEndpoint> arg_names;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = "_shape_arg_" + std::to_string(i);
-    Item item;
-    item.spec.node.name = name;
-    const DType t = ops::base_dtype((*in_types)[i]);
+  BodyGraphOptions bo;
+  bo.make_arg = [&](size_t i, DType type) {
+    Node n;
+    n.name = "_shape_arg_" + std::to_string(i);
+    const DType t = ops::base_dtype(type);
     if (args[i].value && args[i].value->dtype() == t) {
-      item.spec.node.op = "Const";
-      item.spec.node.attrs = {{"dtype", t}, {"value", *args[i].value}};
+      n.op = "Const";
+      n.attrs = {{"dtype", t}, {"value", *args[i].value}};
     } else {
       // Its shape as a feed: a Placeholder's scalar shape attr reads as
       // unknown in graphs of producer version 21 and older.
-      item.spec.node.op = "Placeholder";
-      item.spec.node.attrs = {{"dtype", t}, {"shape", args[i].shape}};
-      inner.feeds[name] = args[i].shape;
+      n.op = "Placeholder";
+      n.attrs = {{"dtype", t}, {"shape", args[i].shape}};
     }
-    items.push_back(std::move(item));
-    arg_names.push_back({name, 0});
+    return n;
+  };
+  bo.retvals = false;
+  bo.prune = false;
+  bo.allow_unknown_ops = true;
+  auto body = body_graph(lib_, callee, g_, bo);
+  if (!body.ok() || body->args.size() != args.size()) return std::nullopt;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Node& a = body->graph.node(body->args[i]);
+    if (a.op == "Placeholder") inner.feeds[a.name] = args[i].shape;
   }
-  auto body = lib_.instantiate(*f, callee.attr, arg_names, body_names);
-  if (!body.ok()) return std::nullopt;
-  for (NodeSpec& spec : body->nodes) {
-    Item item;
-    item.spec = std::move(spec);
-    items.push_back(std::move(item));
-  }
-  auto bg = build_graph(items, g_);
-  if (!bg.ok()) return std::nullopt;
-  ValidateOptions vo;
-  vo.allow_unknown_ops = true;
-  if (!validate(*bg, vo).ok()) return std::nullopt;
-  auto shapes = infer_shapes(*bg, inner);
+  auto shapes = infer_shapes(body->graph, inner);
   if (!shapes.ok()) return std::nullopt;  // errors inside a body are the body's call to make at run time
   std::vector<OutputInfo> out;
-  for (const NamedEndpoint& r : body->rets) {
-    const NodeId id = bg->find(r.node);
-    if (id == kNoNode || static_cast<size_t>(r.port) >= shapes->nodes[static_cast<size_t>(id)].size())
+  for (const Endpoint& r : body->rets) {
+    if (r.node == kNoNode || static_cast<size_t>(r.port) >= shapes->nodes[static_cast<size_t>(r.node)].size())
       return std::nullopt;
-    out.push_back(shapes->at({id, r.port}));
+    out.push_back(shapes->at(r));
   }
   return out;
 }
