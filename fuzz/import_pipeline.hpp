@@ -1,7 +1,8 @@
 // What the import fuzzers drive, after their own parse: everything tagflow
 // does with a graph file before a step runs, none of it in actors —
 // export and re-import, functional lowering, validation, frame analysis, a
-// step graph, placement over three devices and partitioning. An input may
+// step planned by the step compiler over three devices (placement and
+// partitioning). An input may
 // fail at any stage with an error (most do); a crash, a sanitizer report, a
 // hang, or a broken documented invariant is a finding:
 //   - import(export(g)) equals g (graph/export.hpp), as text and as binary;
@@ -22,7 +23,7 @@
 #include "graph/lower_functional.hpp"
 #include "graph/partition.hpp"
 #include "graph/placement.hpp"
-#include "graph/step_graph.hpp"
+#include "graph/step_plan.hpp"
 #include "graph/validate.hpp"
 
 namespace tagflow::fuzz {
@@ -53,16 +54,18 @@ inline void check_partitions(const graph::Graph& g, uint64_t seed) {
     if (n.op == "Placeholder") feeds.push_back(n.name);
     if (g.out_edges(id).empty()) targets.push_back(n.name);
   }
-  auto step = graph::make_step_graph(g, feeds, {}, targets);
-  if (!step.ok()) return;
-  const std::vector<std::string> devices = graph::local_devices(3);
-  graph::PlacementOptions place;
-  place.strategy = graph::PlacementOptions::Strategy::random;
-  place.seed = seed;
-  if (!graph::place(&step->graph, devices, place).ok()) return;
-  auto parts = graph::partition_graph(step->graph, devices);
-  if (!parts.ok()) return;
-  for (const graph::Partition& p : *parts) {
+  // The step compiler a session runs (graph::plan_step), at random over
+  // three devices.
+  graph::StepSignature step;
+  step.feeds = feeds;
+  step.targets = targets;
+  graph::StepPlanOptions options;
+  options.devices = graph::local_devices(3);
+  options.placement.strategy = graph::PlacementOptions::Strategy::random;
+  options.placement.seed = seed;
+  auto plan = graph::plan_step(g, step, options);
+  if (!plan.ok()) return;
+  for (const graph::Partition& p : plan->partitions) {
     auto frames = graph::analyze_control_flow(p.graph);
     if (!frames.ok())
       broken("partition " + p.device + " does not analyse: " + frames.status().to_string());

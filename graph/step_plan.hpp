@@ -4,8 +4,9 @@
 // the optimiser's passes, resource-making nodes pinned where the session
 // keeps their resources, placement, and the partitions with their
 // Send/Recv pairs and control loops. Pure graph/ code, the one pipeline of
-// every caller: a Session's prepared steps, `tagflow partition`, the
-// fuzzers and the benchmarks (docs/protocol.md, "Partitioning").
+// every caller: a Session's prepared steps, `tagflow partition` and the
+// import fuzzers (the benchmarks run sessions, or time the pipeline's
+// pieces on purpose) (docs/protocol.md, "Partitioning").
 #pragma once
 
 #include <map>
