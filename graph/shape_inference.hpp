@@ -1,7 +1,8 @@
 // Static shape inference: the partial shape (and, for small integer
 // tensors known before a step, the value) of every output of a validated
 // graph, from Const values, Placeholder shapes and one shape function per
-// op (graph/shape_functions.hpp), through Switch/Merge/Enter/Exit loops to
+// op, registered with the op (ops/shape_fns.hpp; the functional ops'
+// rules are graph/functional_shape_functions.hpp), through Switch/Merge/Enter/Exit loops to
 // a fixed point and into the functions of functional ops. A contradiction
 // that no run could resolve — inner dimensions of a MatMul that differ,
 // shapes that cannot broadcast — is an error naming the node and both
@@ -15,20 +16,15 @@
 
 #include "graph/graph.hpp"
 #include "ops/shape.hpp"
+#include "ops/shape_fn.hpp"
 #include "ops/tensor.hpp"
 
 namespace tagflow::graph {
 
-// What is known of one output before a step runs.
-struct OutputInfo {
-  DType dtype = DType::invalid;
-  ops::PartialShape shape{true, {}};
-  // Set for small int32/int64 tensors known statically: Consts, the Shape,
-  // Size or Rank of a fully known shape, and arithmetic, Pack, ConcatV2,
-  // StridedSlice, Cast and Identity of those — what Reshape, Fill and the
-  // other ops with a shape argument read.
-  std::optional<ops::Tensor> value;
-};
+// What is known of one output before a step runs (ops/shape_fn.hpp).
+using ops::OutputInfo;
+// The shape helpers (ops::shape::merge, broadcast, ...), as graph/ calls them.
+namespace shape = ops::shape;
 
 // Every output of every node, by NodeId and port.
 struct ShapeMap {
@@ -63,7 +59,7 @@ Status check_shapes(const Graph& g);
 
 // The most specific shape that every tensor of shape `a` or `b` has:
 // dimensions that differ become -1, ranks that differ unknown.
-ops::PartialShape generalize(const ops::PartialShape& a, const ops::PartialShape& b);
+using ops::shape::generalize;
 
 // What `info` would print for `tagflow inspect --shapes`: "float32 [2,?]".
 std::string to_string(const OutputInfo& info);

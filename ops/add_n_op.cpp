@@ -6,6 +6,7 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 #include "ops/variant.hpp"
 
@@ -129,7 +130,7 @@ std::vector<DType> with_variant(std::vector<DType> types) {
 }  // namespace
 
 void register_add_n_op(OpRegistry& r) {
-  register_builtin(r, OpDef("AddN")
+  register_builtin(r, OpDef("AddN").shape_fn(shape_fns::add_n)
                           .input("inputs: N * T")
                           .output("sum: T")
                           .attr("N", "int", std::nullopt, 1)

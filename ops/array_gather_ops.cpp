@@ -11,6 +11,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -174,7 +175,7 @@ class OneHotKernel final : public Kernel {
 }  // namespace
 
 void register_array_gather_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("GatherV2")
+  register_builtin(r, OpDef("GatherV2").shape_fn(shape_fns::gather)
                           .input("params: Tparams")
                           .input("indices: Tindices")
                           .input("axis: Taxis")
@@ -184,7 +185,7 @@ void register_array_gather_ops(OpRegistry& r) {
                           .type_attr("Tindices", {DType::int16, DType::int32, DType::int64})
                           .type_attr("Taxis", index_dtypes())
                           .kernel(make_kernel_factory<GatherKernel>()));
-  register_builtin(r, OpDef("Gather")
+  register_builtin(r, OpDef("Gather").shape_fn(shape_fns::gather)
                           .input("params: Tparams")
                           .input("indices: Tindices")
                           .output("output: Tparams")
@@ -192,14 +193,14 @@ void register_array_gather_ops(OpRegistry& r) {
                           .type_attr("Tparams")
                           .type_attr("Tindices", index_dtypes())
                           .kernel(make_kernel_factory<GatherKernel>()));
-  register_builtin(r, OpDef("GatherNd")
+  register_builtin(r, OpDef("GatherNd").shape_fn(shape_fns::gather_nd)
                           .input("params: Tparams")
                           .input("indices: Tindices")
                           .output("output: Tparams")
                           .type_attr("Tparams")
                           .type_attr("Tindices", {DType::int16, DType::int32, DType::int64})
                           .kernel_fn(gather_nd));
-  register_builtin(r, OpDef("OneHot")
+  register_builtin(r, OpDef("OneHot").shape_fn(shape_fns::one_hot)
                           .input("indices: TI")
                           .input("depth: int32")
                           .input("on_value: T")

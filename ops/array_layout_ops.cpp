@@ -8,6 +8,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -286,14 +287,14 @@ Status broadcast_to(KernelContext& ctx) {
 }  // namespace
 
 void register_array_layout_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("Transpose")
+  register_builtin(r, OpDef("Transpose").shape_fn(shape_fns::transpose)
                           .input("x: T")
                           .input("perm: Tperm")
                           .output("y: T")
                           .type_attr("T")
                           .type_attr("Tperm", index_dtypes(), DType::int32)
                           .kernel_fn(transpose));
-  register_builtin(r, OpDef("ConcatV2")
+  register_builtin(r, OpDef("ConcatV2").shape_fn(shape_fns::concat_v2)
                           .input("values: N * T")
                           .input("axis: Tidx")
                           .output("output: T")
@@ -301,14 +302,14 @@ void register_array_layout_ops(OpRegistry& r) {
                           .type_attr("T")
                           .type_attr("Tidx", index_dtypes(), DType::int32)
                           .kernel_fn(concat));
-  register_builtin(r, OpDef("Split")
+  register_builtin(r, OpDef("Split").shape_fn(shape_fns::split)
                           .input("split_dim: int32")
                           .input("value: T")
                           .output("output: num_split * T")
                           .attr("num_split", "int", std::nullopt, 1)
                           .type_attr("T")
                           .kernel_fn(split));
-  register_builtin(r, OpDef("SplitV")
+  register_builtin(r, OpDef("SplitV").shape_fn(shape_fns::split)
                           .input("value: T")
                           .input("size_splits: Tlen")
                           .input("split_dim: int32")
@@ -317,28 +318,28 @@ void register_array_layout_ops(OpRegistry& r) {
                           .type_attr("T")
                           .type_attr("Tlen", {DType::int8, DType::int32, DType::int64}, DType::int64)
                           .kernel_fn(split_v));
-  register_builtin(r, OpDef("Pack")
+  register_builtin(r, OpDef("Pack").shape_fn(shape_fns::pack)
                           .input("values: N * T")
                           .output("output: T")
                           .attr("N", "int", std::nullopt, 1)
                           .type_attr("T")
                           .attr("axis", "int", int64_t{0})
                           .kernel(make_kernel_factory<PackKernel>()));
-  register_builtin(r, OpDef("Unpack")
+  register_builtin(r, OpDef("Unpack").shape_fn(shape_fns::unpack)
                           .input("value: T")
                           .output("output: num * T")
                           .attr("num", "int", std::nullopt, 0)
                           .type_attr("T")
                           .attr("axis", "int", int64_t{0})
                           .kernel(make_kernel_factory<UnpackKernel>()));
-  register_builtin(r, OpDef("Tile")
+  register_builtin(r, OpDef("Tile").shape_fn(shape_fns::tile)
                           .input("input: T")
                           .input("multiples: Tmultiples")
                           .output("output: T")
                           .type_attr("T")
                           .type_attr("Tmultiples", index_dtypes(), DType::int32)
                           .kernel_fn(tile));
-  register_builtin(r, OpDef("BroadcastTo")
+  register_builtin(r, OpDef("BroadcastTo").shape_fn(shape_fns::from_input<1>)
                           .input("input: T")
                           .input("shape: Tidx")
                           .output("output: T")

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 #include "ops/variant.hpp"
 
@@ -324,64 +325,64 @@ Status range(KernelContext& ctx) {
 }  // namespace
 
 void register_array_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("Const")
+  register_builtin(r, OpDef("Const").shape_fn(shape_fns::constant)
                           .output("output: dtype")
                           .attr("value", "tensor")
                           .type_attr("dtype")
                           .kernel(make_kernel_factory<ConstKernel>()));
-  register_builtin(r, OpDef("Placeholder")
+  register_builtin(r, OpDef("Placeholder").shape_fn(shape_fns::placeholder)
                           .output("output: dtype")
                           .type_attr("dtype")
                           .attr("shape", "shape", PartialShape{true, {}})
                           .kernel(make_kernel_factory<PlaceholderKernel>()));
-  register_builtin(r, OpDef("PlaceholderWithDefault")
+  register_builtin(r, OpDef("PlaceholderWithDefault").shape_fn(shape_fns::placeholder)
                           .input("input: dtype")
                           .output("output: dtype")
                           .type_attr("dtype")
                           .attr("shape", "shape")
                           .kernel_fn(identity));
-  register_builtin(r, OpDef("Identity")
+  register_builtin(r, OpDef("Identity").shape_fn(shape_fns::identity)
                           .input("input: T")
                           .output("output: T")
                           .type_attr("T")
                           .kernel_fn(identity));
-  register_builtin(r, OpDef("StopGradient")
+  register_builtin(r, OpDef("StopGradient").shape_fn(shape_fns::identity)
                           .input("input: T")
                           .output("output: T")
                           .type_attr("T")
                           .kernel_fn(identity));
-  register_builtin(r, OpDef("PreventGradient")
+  register_builtin(r, OpDef("PreventGradient").shape_fn(shape_fns::identity)
                           .input("input: T")
                           .output("output: T")
                           .type_attr("T")
                           .attr("message", "string", "")
                           .kernel_fn(identity));
-  register_builtin(r, OpDef("IdentityN")
+  register_builtin(r, OpDef("IdentityN").shape_fn(shape_fns::identity_n)
                           .input("input: T")
                           .output("output: T")
                           .attr("T", "list(type)")
                           .kernel_fn(identity_n));
-  register_builtin(r, OpDef("NoOp").kernel_fn(no_op));
-  register_builtin(r, OpDef("Reshape")
+  register_builtin(r, OpDef("NoOp").shape_fn(shape_fns::none).kernel_fn(no_op));
+  register_builtin(r, OpDef("Reshape").shape_fn(shape_fns::reshape)
                           .input("tensor: T")
                           .input("shape: Tshape")
                           .output("output: T")
                           .type_attr("T")
                           .type_attr("Tshape", index_dtypes(), DType::int32)
                           .kernel_fn(reshape));
-  register_builtin(r, OpDef("Fill")
+  register_builtin(r, OpDef("Fill").shape_fn(shape_fns::from_input<0>)
                           .input("dims: index_type")
                           .input("value: T")
                           .output("output: T")
                           .type_attr("T")
                           .type_attr("index_type", index_dtypes(), DType::int32)
                           .kernel_fn(fill));
-  register_builtin(r, OpDef("ZerosLike")
+  register_builtin(r, OpDef("ZerosLike").shape_fn(shape_fns::unary)
                           .input("x: T")
                           .output("y: T")
                           .type_attr("T")
                           .kernel_fn(zeros_like));
-  register_builtin(r, OpDef("OnesLike")
+  register_builtin(r, OpDef("OnesLike").shape_fn(shape_fns::unary)
                           .input("x: T")
                           .output("y: T")
                           .type_attr("T", {DType::bfloat16, DType::half, DType::float32,
@@ -390,7 +391,7 @@ void register_array_ops(OpRegistry& r) {
                                            DType::uint32, DType::int64, DType::uint64,
                                            DType::complex64, DType::complex128, DType::boolean})
                           .kernel_fn(ones_like));
-  register_builtin(r, OpDef("Range")
+  register_builtin(r, OpDef("Range").shape_fn(shape_fns::range)
                           .input("start: Tidx")
                           .input("limit: Tidx")
                           .input("delta: Tidx")
@@ -401,14 +402,14 @@ void register_array_ops(OpRegistry& r) {
                                       DType::int64, DType::uint16, DType::uint32},
                                      DType::int32)
                           .kernel_fn(range));
-  register_builtin(r, OpDef("ExpandDims")
+  register_builtin(r, OpDef("ExpandDims").shape_fn(shape_fns::expand_dims)
                           .input("input: T")
                           .input("dim: Tdim")
                           .output("output: T")
                           .type_attr("T")
                           .type_attr("Tdim", index_dtypes(), DType::int32)
                           .kernel_fn(expand_dims));
-  register_builtin(r, OpDef("Squeeze")
+  register_builtin(r, OpDef("Squeeze").shape_fn(shape_fns::squeeze)
                           .input("input: T")
                           .output("output: T")
                           .type_attr("T")

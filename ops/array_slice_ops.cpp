@@ -13,6 +13,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -278,7 +279,7 @@ class StridedSliceGradKernel final : public Kernel {
 }  // namespace
 
 void register_array_slice_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("Slice")
+  register_builtin(r, OpDef("Slice").shape_fn(shape_fns::slice)
                           .input("input: T")
                           .input("begin: Index")
                           .input("size: Index")
@@ -286,7 +287,7 @@ void register_array_slice_ops(OpRegistry& r) {
                           .type_attr("T")
                           .type_attr("Index", index_dtypes())
                           .kernel_fn(slice));
-  register_builtin(r, OpDef("StridedSlice")
+  register_builtin(r, OpDef("StridedSlice").shape_fn(shape_fns::strided_slice)
                           .input("input: T")
                           .input("begin: Index")
                           .input("end: Index")
@@ -300,7 +301,7 @@ void register_array_slice_ops(OpRegistry& r) {
                           .attr("new_axis_mask", "int", int64_t{0})
                           .attr("shrink_axis_mask", "int", int64_t{0})
                           .kernel(make_kernel_factory<StridedSliceKernel>()));
-  register_builtin(r, OpDef("StridedSliceGrad")
+  register_builtin(r, OpDef("StridedSliceGrad").shape_fn(shape_fns::from_input<0>)
                           .input("shape: Index")
                           .input("begin: Index")
                           .input("end: Index")

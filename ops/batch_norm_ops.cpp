@@ -23,6 +23,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/nn_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -230,7 +231,7 @@ KernelFactory batch_norm_factory(const char* op, int version) {
 // statistics by U, version 1 by T.
 OpDef batch_norm_def(const char* name, bool with_u) {
   OpDef def(name);
-  def.type_attr("T", float_types());
+  def.shape_fn(shape_fns::fused_batch_norm).type_attr("T", float_types());
   if (with_u) def.type_attr("U", float_types());
   def.attr("epsilon", "float", 0.0001f).attr("data_format", "string", "NHWC").attr("is_training", "bool", true);
   return def;

@@ -14,6 +14,7 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -155,7 +156,7 @@ std::vector<DType> cast_types() {
 }  // namespace
 
 void register_cast_op(OpRegistry& r) {
-  register_builtin(r, OpDef("Cast")
+  register_builtin(r, OpDef("Cast").shape_fn(shape_fns::cast)
                           .input("x: SrcT")
                           .output("y: DstT")
                           .type_attr("SrcT", cast_types())

@@ -12,6 +12,7 @@
 
 #include "ops/kernel_factory.hpp"
 #include "ops/op_def.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_bundle.hpp"
 
 namespace tagflow::ops {
@@ -165,7 +166,7 @@ Status sharded_filespec_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_checkpoint_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("SaveV2")
+  register_builtin(r, OpDef("SaveV2").shape_fn(shape_fns::none)
                           .input("prefix: string")
                           .input("tensor_names: string")
                           .input("shape_and_slices: string")
@@ -173,7 +174,7 @@ void register_checkpoint_ops(OpRegistry& r) {
                           .attr("dtypes", "list(type)")
                           .stateful()
                           .kernel(make_kernel_factory<SaveV2Kernel>()));
-  register_builtin(r, OpDef("RestoreV2")
+  register_builtin(r, OpDef("RestoreV2").shape_fn(shape_fns::none)
                           .input("prefix: string")
                           .input("tensor_names: string")
                           .input("shape_and_slices: string")
@@ -181,20 +182,20 @@ void register_checkpoint_ops(OpRegistry& r) {
                           .attr("dtypes", "list(type)")
                           .stateful()
                           .kernel(make_kernel_factory<RestoreV2Kernel>()));
-  register_builtin(r, OpDef("MergeV2Checkpoints")
+  register_builtin(r, OpDef("MergeV2Checkpoints").shape_fn(shape_fns::none)
                           .input("checkpoint_prefixes: string")
                           .input("destination_prefix: string")
                           .attr("delete_old_dirs", "bool", true)
                           .attr("allow_missing_files", "bool", false)
                           .stateful()
                           .kernel(make_kernel_factory<MergeV2CheckpointsKernel>()));
-  register_builtin(r, OpDef("ShardedFilename")
+  register_builtin(r, OpDef("ShardedFilename").shape_fn(shape_fns::scalars)
                           .input("basename: string")
                           .input("shard: int32")
                           .input("num_shards: int32")
                           .output("filename: string")
                           .kernel_fn(sharded_filename_kernel));
-  register_builtin(r, OpDef("ShardedFilespec")
+  register_builtin(r, OpDef("ShardedFilespec").shape_fn(shape_fns::scalars)
                           .input("basename: string")
                           .input("num_shards: int32")
                           .output("filename: string")

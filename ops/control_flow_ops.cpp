@@ -7,6 +7,7 @@
 // Signatures follow TensorFlow's control_flow_ops.cc, sendrecv_ops.cc,
 // function_ops.cc and functional_ops.cc (shared/reference/graphdef-format.md §D).
 #include "ops/op_def.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/state_kernels.hpp"
 #include "ops/truth_value.hpp"
 
@@ -39,20 +40,21 @@ void register_with_ref(OpRegistry& r, const char* name, const char* ref_name, Op
 // One-input, one-output forwarding ops: Exit, NextIteration and their Ref twins.
 void register_forward(OpRegistry& r, const char* name, const char* ref_name, OpRole role) {
   register_with_ref(r, name, ref_name, role, [](OpDef& d, const std::string& t) {
-    d.input("data: " + t).output("output: " + t).type_attr("T");
+    d.shape_fn(shape_fns::identity).input("data: " + t).output("output: " + t).type_attr("T");
   });
 }
 
 void register_v1_control_flow(OpRegistry& r) {
   register_with_ref(r, "Switch", "RefSwitch", OpRole::switch_op,
                     [](OpDef& d, const std::string& t) {
-                      d.input("data: " + t)
+                      d.shape_fn(shape_fns::switch_op)
+                          .input("data: " + t)
                           .input("pred: bool")
                           .output("output_false: " + t)
                           .output("output_true: " + t)
                           .type_attr("T");
                     });
-  register_builtin(r, OpDef("_SwitchN")
+  register_builtin(r, OpDef("_SwitchN").shape_fn(shape_fns::switch_n)
                           .input("data: T")
                           .input("output_index: int32")
                           .output("outputs: num_outs * T")
@@ -68,7 +70,8 @@ void register_v1_control_flow(OpRegistry& r) {
         .attr("N", "int", std::nullopt, 1);
   });
   register_with_ref(r, "Enter", "RefEnter", OpRole::enter, [](OpDef& d, const std::string& t) {
-    d.input("data: " + t)
+    d.shape_fn(shape_fns::identity)
+        .input("data: " + t)
         .output("output: " + t)
         .type_attr("T")
         .attr("frame_name", "string")
@@ -77,23 +80,24 @@ void register_v1_control_flow(OpRegistry& r) {
   });
   register_forward(r, "Exit", "RefExit", OpRole::exit);
   register_forward(r, "NextIteration", "RefNextIteration", OpRole::next_iteration);
-  register_builtin(r, OpDef("LoopCond")
+  register_builtin(r, OpDef("LoopCond").shape_fn(shape_fns::identity)
                           .input("input: bool")
                           .output("output: bool")
                           .role(OpRole::loop_cond));
-  register_builtin(r, OpDef("RefSelect")
+  register_builtin(r, OpDef("RefSelect").shape_fn(shape_fns::of_input<1>)
                           .input("index: int32")
                           .input("inputs: Ref(N * T)")
                           .output("output: Ref(T)")
                           .type_attr("T")
                           .attr("N", "int", std::nullopt, 1));
-  register_builtin(r, OpDef("ControlTrigger").role(OpRole::control_trigger));
+  register_builtin(r, OpDef("ControlTrigger").shape_fn(shape_fns::none).role(OpRole::control_trigger));
   // TensorFlow's truthiness, as If and While read a predicate: a scalar is
   // true when non-zero (a string: non-empty), any other tensor when it has
   // elements.
-  register_builtin(r, OpDef("ToBool").input("input: T").output("output: bool").type_attr("T")
+  register_builtin(r, OpDef("ToBool").shape_fn(shape_fns::scalars)
+                          .input("input: T").output("output: bool").type_attr("T")
                           .kernel_fn(to_bool));
-  register_builtin(r, OpDef("Abort")
+  register_builtin(r, OpDef("Abort").shape_fn(shape_fns::none)
                           .attr("error_msg", "string", std::string())
                           .attr("exit_without_error", "bool", false)
                           .kernel(state_kernels::abort_op)
@@ -113,20 +117,20 @@ OpDef& rendezvous_attrs(OpDef& d) {
 void register_transfer_ops(OpRegistry& r) {
   for (const char* name : {"_Send", "_HostSend"}) {
     OpDef d(name);
-    d.input("tensor: T").type_attr("T").role(OpRole::send);
+    d.shape_fn(shape_fns::none).input("tensor: T").type_attr("T").role(OpRole::send);
     register_builtin(r, std::move(rendezvous_attrs(d)));
   }
   for (const char* name : {"_Recv", "_HostRecv"}) {
     OpDef d(name);
-    d.output("tensor: tensor_type").type_attr("tensor_type").role(OpRole::recv);
+    d.shape_fn(shape_fns::recv).output("tensor: tensor_type").type_attr("tensor_type").role(OpRole::recv);
     register_builtin(r, std::move(rendezvous_attrs(d)));
   }
-  register_builtin(r, OpDef("_Arg")
+  register_builtin(r, OpDef("_Arg").shape_fn(shape_fns::none)
                           .output("output: T")
                           .type_attr("T")
                           .attr("index", "int", std::nullopt, 0)
                           .stateful());
-  register_builtin(r, OpDef("_Retval")
+  register_builtin(r, OpDef("_Retval").shape_fn(shape_fns::none)
                           .input("input: T")
                           .type_attr("T")
                           .attr("index", "int", std::nullopt, 0)

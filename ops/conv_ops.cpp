@@ -17,6 +17,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/nn_ops.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/spatial_window.hpp"
 
 namespace tagflow::ops {
@@ -331,12 +332,14 @@ void register_conv_ops(OpRegistry& r) {
                           Family{"DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
                                  "DepthwiseConv2dNativeBackpropFilter", true}}) {
     register_builtin(r, conv_def(f.forward, f.depthwise)
+                            .shape_fn(shape_fns::conv)
                             .input("input: T")
                             .input("filter: T")
                             .output("output: T")
                             .expensive()
                             .kernel(conv_factory<ConvKernel>(f.forward, f.depthwise)));
     register_builtin(r, conv_def(f.backprop_input, f.depthwise)
+                            .shape_fn(shape_fns::from_value<0>)
                             .input("input_sizes: int32")
                             .input("filter: T")
                             .input("out_backprop: T")
@@ -344,6 +347,7 @@ void register_conv_ops(OpRegistry& r) {
                             .expensive()
                             .kernel(conv_factory<ConvBackpropInputKernel>(f.backprop_input, f.depthwise)));
     register_builtin(r, conv_def(f.backprop_filter, f.depthwise)
+                            .shape_fn(shape_fns::from_value<1>)
                             .input("input: T")
                             .input("filter_sizes: int32")
                             .input("out_backprop: T")

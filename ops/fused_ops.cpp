@@ -15,6 +15,7 @@
 #include "ops/math_ops.hpp"
 #include "ops/nn_ops.hpp"
 #include "ops/op_def.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -111,7 +112,7 @@ AttrList unit_dilations() {
 }  // namespace
 
 void register_fused_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("_FusedMatMul")
+  register_builtin(r, OpDef("_FusedMatMul").shape_fn(shape_fns::matmul)
                           .input("a: T")
                           .input("b: T")
                           .input("args: num_args * T")
@@ -125,7 +126,7 @@ void register_fused_ops(OpRegistry& r) {
                           .attr("leakyrelu_alpha", "float", 0.2f)
                           .expensive()
                           .kernel(fused_factory("_FusedMatMul", "MatMul")));
-  register_builtin(r, OpDef("_FusedConv2D")
+  register_builtin(r, OpDef("_FusedConv2D").shape_fn(shape_fns::conv)
                           .input("input: T")
                           .input("filter: T")
                           .input("args: num_args * T")

@@ -16,6 +16,7 @@
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -85,7 +86,7 @@ class EmptyKernel final : public Kernel {
 }  // namespace
 
 void register_linspace_empty_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("LinSpace")
+  register_builtin(r, OpDef("LinSpace").shape_fn(shape_fns::lin_space)
                           .input("start: T")
                           .input("stop: T")
                           .input("num: Tidx")
@@ -93,7 +94,7 @@ void register_linspace_empty_ops(OpRegistry& r) {
                           .type_attr("T", float_types())
                           .type_attr("Tidx", index_dtypes(), DType::int32)
                           .kernel_fn(linspace));
-  register_builtin(r, OpDef("Empty")
+  register_builtin(r, OpDef("Empty").shape_fn(shape_fns::from_input<0>)
                           .input("shape: int32")
                           .output("output: dtype")
                           .type_attr("dtype")

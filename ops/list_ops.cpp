@@ -16,6 +16,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/list_kernel_util.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -221,56 +222,56 @@ class TensorListPushBackBatchKernel final : public ListKernel {
 
 void register_list_ops(OpRegistry& r) {
   const std::vector<DType> shape_types = index_dtypes();
-  register_builtin(r, OpDef("EmptyTensorList")
+  register_builtin(r, OpDef("EmptyTensorList").shape_fn(shape_fns::scalars)
                           .input("element_shape: shape_type")
                           .input("max_num_elements: int32")
                           .output("handle: variant")
                           .type_attr("element_dtype")
                           .type_attr("shape_type", shape_types)
                           .kernel(make_kernel_factory<EmptyTensorListKernel>()));
-  register_builtin(r, OpDef("TensorListReserve")
+  register_builtin(r, OpDef("TensorListReserve").shape_fn(shape_fns::scalars)
                           .input("element_shape: shape_type")
                           .input("num_elements: int32")
                           .output("handle: variant")
                           .type_attr("element_dtype")
                           .type_attr("shape_type", shape_types)
                           .kernel(make_kernel_factory<TensorListReserveKernel>()));
-  register_builtin(r, OpDef("TensorListPushBack")
+  register_builtin(r, OpDef("TensorListPushBack").shape_fn(shape_fns::scalars)
                           .input("input_handle: variant")
                           .input("tensor: element_dtype")
                           .output("output_handle: variant")
                           .type_attr("element_dtype")
                           .kernel(make_kernel_factory<TensorListPushBackKernel>()));
-  register_builtin(r, OpDef("TensorListPushBackBatch")
+  register_builtin(r, OpDef("TensorListPushBackBatch").shape_fn(shape_fns::of_input<0>)
                           .input("input_handles: variant")
                           .input("tensor: element_dtype")
                           .output("output_handles: variant")
                           .type_attr("element_dtype")
                           .kernel(make_kernel_factory<TensorListPushBackBatchKernel>()));
-  register_builtin(r, OpDef("TensorListPopBack")
+  register_builtin(r, OpDef("TensorListPopBack").shape_fn(shape_fns::list_item)
                           .input("input_handle: variant")
                           .input("element_shape: int32")
                           .output("output_handle: variant")
                           .output("tensor: element_dtype")
                           .type_attr("element_dtype")
                           .kernel(make_kernel_factory<TensorListPopBackKernel>()));
-  register_builtin(r, OpDef("TensorListLength")
+  register_builtin(r, OpDef("TensorListLength").shape_fn(shape_fns::scalars)
                           .input("input_handle: variant")
                           .output("length: int32")
                           .kernel(make_kernel_factory<TensorListLengthKernel>()));
-  register_builtin(r, OpDef("TensorListElementShape")
+  register_builtin(r, OpDef("TensorListElementShape").shape_fn(shape_fns::list_element_shape)
                           .input("input_handle: variant")
                           .output("element_shape: shape_type")
                           .type_attr("shape_type", shape_types)
                           .kernel(make_kernel_factory<TensorListElementShapeKernel>()));
-  register_builtin(r, OpDef("TensorListGetItem")
+  register_builtin(r, OpDef("TensorListGetItem").shape_fn(shape_fns::list_item)
                           .input("input_handle: variant")
                           .input("index: int32")
                           .input("element_shape: int32")
                           .output("item: element_dtype")
                           .type_attr("element_dtype")
                           .kernel(make_kernel_factory<TensorListGetItemKernel>()));
-  register_builtin(r, OpDef("TensorListSetItem")
+  register_builtin(r, OpDef("TensorListSetItem").shape_fn(shape_fns::scalars)
                           .input("input_handle: variant")
                           .input("index: int32")
                           .input("item: element_dtype")
@@ -278,7 +279,7 @@ void register_list_ops(OpRegistry& r) {
                           .type_attr("element_dtype")
                           .attr("resize_if_index_out_of_bounds", "bool", false)
                           .kernel(make_kernel_factory<TensorListSetItemKernel>()));
-  register_builtin(r, OpDef("TensorListResize")
+  register_builtin(r, OpDef("TensorListResize").shape_fn(shape_fns::scalars)
                           .input("input_handle: variant")
                           .input("size: int32")
                           .output("output_handle: variant")

@@ -5,6 +5,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/list_kernel_util.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -271,28 +272,28 @@ class TensorListSplitKernel final : public ListKernel {
 
 void register_list_tensor_ops(OpRegistry& r) {
   const std::vector<DType> shape_types = index_dtypes();
-  register_builtin(r, OpDef("TensorListFromTensor")
+  register_builtin(r, OpDef("TensorListFromTensor").shape_fn(shape_fns::scalars)
                           .input("tensor: element_dtype")
                           .input("element_shape: shape_type")
                           .output("output_handle: variant")
                           .type_attr("element_dtype")
                           .type_attr("shape_type", shape_types)
                           .kernel(make_kernel_factory<TensorListFromTensorKernel>()));
-  register_builtin(r, OpDef("TensorListStack")
+  register_builtin(r, OpDef("TensorListStack").shape_fn(shape_fns::list_stack)
                           .input("input_handle: variant")
                           .input("element_shape: int32")
                           .output("tensor: element_dtype")
                           .type_attr("element_dtype")
                           .attr("num_elements", "int", int64_t{-1})
                           .kernel(make_kernel_factory<TensorListStackKernel>()));
-  register_builtin(r, OpDef("TensorListGather")
+  register_builtin(r, OpDef("TensorListGather").shape_fn(shape_fns::list_gather)
                           .input("input_handle: variant")
                           .input("indices: int32")
                           .input("element_shape: int32")
                           .output("values: element_dtype")
                           .type_attr("element_dtype")
                           .kernel(make_kernel_factory<TensorListGatherKernel>()));
-  register_builtin(r, OpDef("TensorListConcatV2")
+  register_builtin(r, OpDef("TensorListConcatV2").shape_fn(shape_fns::list_concat)
                           .input("input_handle: variant")
                           .input("element_shape: shape_type")
                           .input("leading_dims: int64")
@@ -301,14 +302,14 @@ void register_list_tensor_ops(OpRegistry& r) {
                           .type_attr("element_dtype")
                           .type_attr("shape_type", shape_types)
                           .kernel(make_kernel_factory<TensorListConcatV2Kernel>()));
-  register_builtin(r, OpDef("TensorListScatterIntoExistingList")
+  register_builtin(r, OpDef("TensorListScatterIntoExistingList").shape_fn(shape_fns::scalars)
                           .input("input_handle: variant")
                           .input("tensor: element_dtype")
                           .input("indices: int32")
                           .output("output_handle: variant")
                           .type_attr("element_dtype")
                           .kernel(make_kernel_factory<TensorListScatterIntoExistingListKernel>()));
-  register_builtin(r, OpDef("TensorListScatter")
+  register_builtin(r, OpDef("TensorListScatter").shape_fn(shape_fns::scalars)
                           .input("tensor: element_dtype")
                           .input("indices: int32")
                           .input("element_shape: shape_type")
@@ -316,7 +317,7 @@ void register_list_tensor_ops(OpRegistry& r) {
                           .type_attr("element_dtype")
                           .type_attr("shape_type", shape_types)
                           .kernel(make_kernel_factory<TensorListScatterKernel>()));
-  register_builtin(r, OpDef("TensorListScatterV2")
+  register_builtin(r, OpDef("TensorListScatterV2").shape_fn(shape_fns::scalars)
                           .input("tensor: element_dtype")
                           .input("indices: int32")
                           .input("element_shape: shape_type")
@@ -325,7 +326,7 @@ void register_list_tensor_ops(OpRegistry& r) {
                           .type_attr("element_dtype")
                           .type_attr("shape_type", shape_types)
                           .kernel(make_kernel_factory<TensorListScatterKernel>()));
-  register_builtin(r, OpDef("TensorListSplit")
+  register_builtin(r, OpDef("TensorListSplit").shape_fn(shape_fns::scalars)
                           .input("tensor: element_dtype")
                           .input("element_shape: shape_type")
                           .input("lengths: int64")

@@ -10,6 +10,7 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -229,7 +230,7 @@ KernelFactory real_binary(const char* op) {
 
 void binary_op(OpRegistry& r, const char* name, std::vector<DType> types, const char* output,
                KernelFactory kernel) {
-  register_builtin(r, OpDef(name)
+  register_builtin(r, OpDef(name).shape_fn(shape_fns::binary)
                           .input("x: T")
                           .input("y: T")
                           .output(output)
@@ -255,7 +256,7 @@ KernelFactory equality(const char* op, bool incompatible) {
 }
 
 void equality_op(OpRegistry& r, const char* name, KernelFactory kernel) {
-  register_builtin(r, OpDef(name)
+  register_builtin(r, OpDef(name).shape_fn(shape_fns::binary)
                           .input("x: T")
                           .input("y: T")
                           .output("z: bool")
@@ -289,11 +290,12 @@ void register_binary_ops(OpRegistry& r) {
   equality_op(r, "Equal", equality<EqualOp>("Equal", false));
   equality_op(r, "NotEqual", equality<NotEqualOp>("NotEqual", true));
 
-  register_builtin(r, OpDef("LogicalAnd").input("x: bool").input("y: bool").output("z: bool")
+  register_builtin(r, OpDef("LogicalAnd").shape_fn(shape_fns::binary)
+                          .input("x: bool").input("y: bool").output("z: bool")
                           .kernel(cwise_factory<BinaryKernel, LogicalAndOp, bool>("LogicalAnd")));
-  register_builtin(r, OpDef("LogicalOr").input("x: bool").input("y: bool").output("z: bool")
+  register_builtin(r, OpDef("LogicalOr").shape_fn(shape_fns::binary).input("x: bool").input("y: bool").output("z: bool")
                           .kernel(cwise_factory<BinaryKernel, LogicalOrOp, bool>("LogicalOr")));
-  register_builtin(r, OpDef("LogicalNot").input("x: bool").output("y: bool").kernel(
+  register_builtin(r, OpDef("LogicalNot").shape_fn(shape_fns::unary).input("x: bool").output("y: bool").kernel(
                           cwise_factory<UnaryKernel, LogicalNotOp, bool>("LogicalNot")));
 }
 

@@ -9,6 +9,7 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -200,7 +201,7 @@ KernelFactory batch_matmul_factory(const char* op, bool broadcast) {
 }
 
 void batch_matmul_op(OpRegistry& r, const char* name, bool broadcast) {
-  register_builtin(r, OpDef(name)
+  register_builtin(r, OpDef(name).shape_fn(shape_fns::batch_matmul)
                           .input("x: T")
                           .input("y: T")
                           .output("output: T")
@@ -214,7 +215,7 @@ void batch_matmul_op(OpRegistry& r, const char* name, bool broadcast) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("MatMul")
+  register_builtin(r, OpDef("MatMul").shape_fn(shape_fns::matmul)
                           .input("a: T")
                           .input("b: T")
                           .output("product: T")

@@ -12,6 +12,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/nn_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -284,79 +285,79 @@ KernelFactory softmax_factory() {
 }  // namespace
 
 void register_nn_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("Relu")
+  register_builtin(r, OpDef("Relu").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
                           .type_attr("T", real_types())
                           .kernel(cwise_factory<UnaryKernel, ReluOp, float, double, int32_t,
                                                 int64_t>("Relu")));
-  register_builtin(r, OpDef("ReluGrad")
+  register_builtin(r, OpDef("ReluGrad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("features: T")
                           .output("backprops: T")
                           .type_attr("T", real_types())
                           .kernel(cwise_factory<CwiseGradKernel, ReluGradOp, float, double,
                                                 int32_t, int64_t>("ReluGrad")));
-  register_builtin(r, OpDef("Relu6")
+  register_builtin(r, OpDef("Relu6").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
                           .type_attr("T", real_types())
                           .kernel(cwise_factory<UnaryKernel, Relu6Op, float, double, int32_t,
                                                 int64_t>("Relu6")));
-  register_builtin(r, OpDef("Relu6Grad")
+  register_builtin(r, OpDef("Relu6Grad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("features: T")
                           .output("backprops: T")
                           .type_attr("T", real_types())
                           .kernel(cwise_factory<CwiseGradKernel, Relu6GradOp, float, double,
                                                 int32_t, int64_t>("Relu6Grad")));
-  register_builtin(r, OpDef("Elu")
+  register_builtin(r, OpDef("Elu").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
                           .type_attr("T", float_types())
                           .kernel(cwise_factory<UnaryKernel, EluOp, float, double>("Elu")));
-  register_builtin(r, OpDef("EluGrad")
+  register_builtin(r, OpDef("EluGrad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("outputs: T")
                           .output("backprops: T")
                           .type_attr("T", float_types())
                           .kernel(cwise_factory<CwiseGradKernel, EluGradOp, float, double>("EluGrad")));
-  register_builtin(r, OpDef("Softsign")
+  register_builtin(r, OpDef("Softsign").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
                           .type_attr("T", float_types())
                           .kernel(cwise_factory<UnaryKernel, SoftsignOp, float, double>("Softsign")));
-  register_builtin(r, OpDef("SoftsignGrad")
+  register_builtin(r, OpDef("SoftsignGrad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("features: T")
                           .output("backprops: T")
                           .type_attr("T", float_types())
                           .kernel(cwise_factory<CwiseGradKernel, SoftsignGradOp, float, double>(
                               "SoftsignGrad")));
-  register_builtin(r, OpDef("Softmax")
+  register_builtin(r, OpDef("Softmax").shape_fn(shape_fns::unary)
                           .input("logits: T")
                           .output("softmax: T")
                           .type_attr("T", float_types())
                           .kernel(softmax_factory<false>()));
-  register_builtin(r, OpDef("LogSoftmax")
+  register_builtin(r, OpDef("LogSoftmax").shape_fn(shape_fns::unary)
                           .input("logits: T")
                           .output("logsoftmax: T")
                           .type_attr("T", float_types())
                           .kernel(softmax_factory<true>()));
-  register_builtin(r, OpDef("BiasAdd")
+  register_builtin(r, OpDef("BiasAdd").shape_fn(shape_fns::bias_add)
                           .input("value: T")
                           .input("bias: T")
                           .output("output: T")
                           .type_attr("T", real_types())
                           .attr("data_format", "string", "NHWC")
                           .kernel(bias_factory<BiasAddKernel>("BiasAdd")));
-  register_builtin(r, OpDef("BiasAddV1")
+  register_builtin(r, OpDef("BiasAddV1").shape_fn(shape_fns::bias_add)
                           .input("value: T")
                           .input("bias: T")
                           .output("output: T")
                           .type_attr("T", real_types())
                           .kernel(bias_factory<BiasAddKernel>("BiasAddV1")));
-  register_builtin(r, OpDef("BiasAddGrad")
+  register_builtin(r, OpDef("BiasAddGrad").shape_fn(shape_fns::bias_add_grad)
                           .input("out_backprop: T")
                           .output("output: T")
                           .type_attr("T", real_types())

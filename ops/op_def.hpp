@@ -14,6 +14,7 @@
 
 #include "ops/attr_value.hpp"
 #include "ops/kernel.hpp"
+#include "ops/shape_fn.hpp"
 #include "ops/status.hpp"
 
 namespace tagflow::ops {
@@ -85,6 +86,11 @@ class OpDef {
   // (graph/run_as_written.hpp). The kernel says so too (Kernel::may_block).
   OpDef& blocking() { blocking_ = true; return *this; }
   OpDef& role(OpRole r) { role_ = r; return *this; }
+  // Its static shape rule (ops/shape_fns.hpp): what graph/ shape inference
+  // runs for every node of the op. Every op with a kernel has one
+  // (tests/ops/op_registry_test.cpp checks); the functional ops' rules
+  // follow their functions and are graph/'s.
+  OpDef& shape_fn(ShapeFn fn) { shape_fn_ = fn; return *this; }
   OpDef& kernel(KernelFactory factory) { kernel_ = std::move(factory); return *this; }
   // A kernel made from a plain function (no attrs to read at creation).
   OpDef& kernel_fn(FunctionKernel::Fn fn);
@@ -99,6 +105,7 @@ class OpDef {
   bool is_blocking() const { return blocking_; }
   OpRole role() const { return role_; }
   bool has_kernel() const { return static_cast<bool>(kernel_); }
+  ShapeFn shape_function() const { return shape_fn_; }  // nullptr: none
   const KernelFactory& kernel_factory() const { return kernel_; }
 
   // Checks `attrs` against the specs and adds defaults for missing ones:
@@ -134,6 +141,7 @@ class OpDef {
   bool expensive_ = false;
   bool blocking_ = false;
   OpRole role_ = OpRole::ordinary;
+  ShapeFn shape_fn_ = nullptr;
   KernelFactory kernel_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/variant.hpp"
 
 namespace tagflow::ops {
@@ -77,17 +78,18 @@ class OptionalGetValueKernel final : public Kernel {
 }  // namespace
 
 void register_optional_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("OptionalFromValue")
+  register_builtin(r, OpDef("OptionalFromValue").shape_fn(shape_fns::scalars)
                           .input("components: Toutput_types")
                           .output("optional: variant")
                           .attr("Toutput_types", "list(type)", std::nullopt, 1)
                           .kernel_fn(optional_from_value));
-  register_builtin(r, OpDef("OptionalNone").output("optional: variant").kernel_fn(optional_none));
-  register_builtin(r, OpDef("OptionalHasValue")
+  register_builtin(r, OpDef("OptionalNone").shape_fn(shape_fns::scalars)
+                          .output("optional: variant").kernel_fn(optional_none));
+  register_builtin(r, OpDef("OptionalHasValue").shape_fn(shape_fns::scalars)
                           .input("optional: variant")
                           .output("has_value: bool")
                           .kernel_fn(optional_has_value));
-  register_builtin(r, OpDef("OptionalGetValue")
+  register_builtin(r, OpDef("OptionalGetValue").shape_fn(shape_fns::optional_get_value)
                           .input("optional: variant")
                           .output("components: output_types")
                           .attr("output_types", "list(type)", std::nullopt, 1)

@@ -9,6 +9,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -67,14 +68,14 @@ Status pad_v2(KernelContext& ctx) { return pad(ctx, "PadV2", &ctx.input(2)); }
 }  // namespace
 
 void register_pad_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("Pad")
+  register_builtin(r, OpDef("Pad").shape_fn(shape_fns::pad)
                           .input("input: T")
                           .input("paddings: Tpaddings")
                           .output("output: T")
                           .type_attr("T")
                           .type_attr("Tpaddings", index_dtypes(), DType::int32)
                           .kernel_fn(pad_v1));
-  register_builtin(r, OpDef("PadV2")
+  register_builtin(r, OpDef("PadV2").shape_fn(shape_fns::pad)
                           .input("input: T")
                           .input("paddings: Tpaddings")
                           .input("constant_values: T")

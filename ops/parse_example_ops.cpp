@@ -28,6 +28,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/proto/example.pb.h"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -397,7 +398,7 @@ class ParseSingleExampleKernel final : public Kernel {
 }  // namespace
 
 void register_parsing_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("ParseExample")
+  register_builtin(r, OpDef("ParseExample").shape_fn(shape_fns::none)
                           .input("serialized: string")
                           .input("names: string")
                           .input("sparse_keys: Nsparse * string")
@@ -413,7 +414,7 @@ void register_parsing_ops(OpRegistry& r) {
                           .attr("Tdense", "list(type)", std::nullopt, 0)
                           .attr("dense_shapes", "list(shape)", std::nullopt, 0)
                           .kernel(make_kernel_factory<ParseExampleKernel>()));
-  register_builtin(r, OpDef("ParseExampleV2")
+  register_builtin(r, OpDef("ParseExampleV2").shape_fn(shape_fns::none)
                           .input("serialized: string")
                           .input("names: string")
                           .input("sparse_keys: string")
@@ -433,7 +434,7 @@ void register_parsing_ops(OpRegistry& r) {
                           .attr("ragged_split_types", "list(type)", std::nullopt, 0)
                           .attr("dense_shapes", "list(shape)", std::nullopt, 0)
                           .kernel(make_kernel_factory<ParseExampleV2Kernel>()));
-  register_builtin(r, OpDef("ParseSingleExample")
+  register_builtin(r, OpDef("ParseSingleExample").shape_fn(shape_fns::none)
                           .input("serialized: string")
                           .input("dense_defaults: Tdense")
                           .output("sparse_indices: num_sparse * int64")

@@ -10,6 +10,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/nn_ops.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/spatial_window.hpp"
 
 namespace tagflow::ops {
@@ -219,13 +220,13 @@ OpDef pool_def(const char* name, std::vector<DType> types) {
 }  // namespace
 
 void register_pooling_ops(OpRegistry& r) {
-  register_builtin(r, pool_def("MaxPool", real_types())
+  register_builtin(r, pool_def("MaxPool", real_types()).shape_fn(shape_fns::pool)
                           .attr("explicit_paddings", "list(int)", AttrList{})
                           .input("input: T")
                           .output("output: T")
                           .kernel(pool_factory<PoolOf<MaxOfWindow>::Kernel, float, double, int32_t, int64_t>(
                               "MaxPool")));
-  register_builtin(r, pool_def("MaxPoolGrad", real_types())
+  register_builtin(r, pool_def("MaxPoolGrad", real_types()).shape_fn(shape_fns::of_input<0>)
                           .attr("explicit_paddings", "list(int)", AttrList{})
                           .input("orig_input: T")
                           .input("orig_output: T")
@@ -233,11 +234,11 @@ void register_pooling_ops(OpRegistry& r) {
                           .output("output: T")
                           .kernel(pool_factory<MaxPoolGradKernel, float, double, int32_t, int64_t>(
                               "MaxPoolGrad")));
-  register_builtin(r, pool_def("AvgPool", float_types())
+  register_builtin(r, pool_def("AvgPool", float_types()).shape_fn(shape_fns::pool)
                           .input("value: T")
                           .output("output: T")
                           .kernel(pool_factory<PoolOf<MeanOfWindow>::Kernel, float, double>("AvgPool")));
-  register_builtin(r, pool_def("AvgPoolGrad", float_types())
+  register_builtin(r, pool_def("AvgPoolGrad", float_types()).shape_fn(shape_fns::from_value<0>)
                           .input("orig_input_shape: int32")
                           .input("grad: T")
                           .output("output: T")

@@ -32,6 +32,7 @@
 #include "ops/index_args.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/philox.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -289,7 +290,8 @@ OpDef& seeded(OpDef& d) {
 
 void random_op(OpRegistry& r, const char* name, KernelFactory kernel) {
   OpDef d(name);
-  d.input("shape: T")
+  d.shape_fn(shape_fns::from_input<0>)
+      .input("shape: T")
       .output("output: dtype")
       .type_attr("dtype", {DType::half, DType::float32, DType::float64})
       .type_attr("T", {DType::int32, DType::int64});
@@ -305,7 +307,7 @@ void register_random_ops(OpRegistry& r) {
   random_op(r, "TruncatedNormal",
             factory<RandomKernel<Distribution::truncated_normal>>("TruncatedNormal"));
   OpDef uniform_int("RandomUniformInt");
-  uniform_int.input("shape: T")
+  uniform_int.shape_fn(shape_fns::from_input<0>).input("shape: T")
       .input("minval: Tout")
       .input("maxval: Tout")
       .output("output: Tout")
@@ -313,7 +315,7 @@ void register_random_ops(OpRegistry& r) {
       .type_attr("T", {DType::int32, DType::int64});
   register_builtin(r, std::move(seeded(uniform_int).kernel(factory<RandomUniformIntKernel>())));
   OpDef shuffle("RandomShuffle");
-  shuffle.input("value: T").output("output: T").type_attr("T");
+  shuffle.shape_fn(shape_fns::unary).input("value: T").output("output: T").type_attr("T");
   register_builtin(r, std::move(seeded(shuffle).kernel(factory<RandomShuffleKernel>())));
 }
 

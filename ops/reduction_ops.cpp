@@ -18,6 +18,7 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -349,7 +350,7 @@ KernelFactory real_reduction(const char* op) {
 }
 
 void reduction_op(OpRegistry& r, const char* name, KernelFactory kernel) {
-  register_builtin(r, OpDef(name)
+  register_builtin(r, OpDef(name).shape_fn(shape_fns::reduction)
                           .input("input: T")
                           .input("reduction_indices: Tidx")
                           .output("output: T")
@@ -360,7 +361,7 @@ void reduction_op(OpRegistry& r, const char* name, KernelFactory kernel) {
 }
 
 void arg_op(OpRegistry& r, const char* name, KernelFactory kernel) {
-  register_builtin(r, OpDef(name)
+  register_builtin(r, OpDef(name).shape_fn(shape_fns::arg_reduce)
                           .input("input: T")
                           .input("dimension: Tidx")
                           .output("output: output_type")
@@ -380,7 +381,7 @@ void register_reduction_ops(OpRegistry& r) {
   reduction_op(r, "Min", real_reduction<MinReducer>("Min"));
   for (auto [name, kernel] : {std::pair{"All", reduction_factory<AllReducer, bool>("All")},
                               std::pair{"Any", reduction_factory<AnyReducer, bool>("Any")}})
-    register_builtin(r, OpDef(name)
+    register_builtin(r, OpDef(name).shape_fn(shape_fns::reduction)
                             .input("input: bool")
                             .input("reduction_indices: Tidx")
                             .output("output: bool")

@@ -9,6 +9,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -45,7 +46,7 @@ Status reverse_v2(KernelContext& ctx) {
 }  // namespace
 
 void register_reverse_op(OpRegistry& r) {
-  register_builtin(r, OpDef("ReverseV2")
+  register_builtin(r, OpDef("ReverseV2").shape_fn(shape_fns::identity)
                           .input("tensor: T")
                           .input("axis: Tidx")
                           .output("output: T")

@@ -11,6 +11,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -84,7 +85,7 @@ class ReverseSequenceKernel final : public Kernel {
 }  // namespace
 
 void register_reverse_sequence_op(OpRegistry& r) {
-  register_builtin(r, OpDef("ReverseSequence")
+  register_builtin(r, OpDef("ReverseSequence").shape_fn(shape_fns::identity)
                           .input("input: T")
                           .input("seq_lengths: Tlen")
                           .output("output: T")

@@ -27,6 +27,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/nn_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -332,7 +333,7 @@ OpDef with_outputs(OpDef def, std::initializer_list<const char*> names) {
 
 void register_rnn_cell_ops(OpRegistry& r) {
   OpDef lstm("LSTMBlockCell");
-  lstm.type_attr("T", float_types())
+  lstm.shape_fn(shape_fns::lstm_block_cell).type_attr("T", float_types())
       .attr("forget_bias", "float", 1.0f)
       .attr("cell_clip", "float", 3.0f)
       .attr("use_peephole", "bool", false);
@@ -341,20 +342,20 @@ void register_rnn_cell_ops(OpRegistry& r) {
   register_builtin(r, lstm.kernel(lstm_factory<LSTMBlockCellKernel>("LSTMBlockCell", true)));
 
   OpDef lstm_grad("LSTMBlockCellGrad");
-  lstm_grad.type_attr("T", float_types()).attr("use_peephole", "bool");
+  lstm_grad.shape_fn(shape_fns::lstm_block_cell_grad).type_attr("T", float_types()).attr("use_peephole", "bool");
   lstm_grad = with_inputs(std::move(lstm_grad), {"x", "cs_prev", "h_prev", "w", "wci", "wcf", "wco", "b", "i",
                                                  "cs", "f", "o", "ci", "co", "cs_grad", "h_grad"});
   lstm_grad = with_outputs(std::move(lstm_grad), {"cs_prev_grad", "dicfo", "wci_grad", "wcf_grad", "wco_grad"});
   register_builtin(r, lstm_grad.kernel(lstm_factory<LSTMBlockCellGradKernel>("LSTMBlockCellGrad", false)));
 
   OpDef gru("GRUBlockCell");
-  gru.type_attr("T", float_types());
+  gru.shape_fn(shape_fns::gru_block_cell).type_attr("T", float_types());
   gru = with_inputs(std::move(gru), {"x", "h_prev", "w_ru", "w_c", "b_ru", "b_c"});
   gru = with_outputs(std::move(gru), {"r", "u", "c", "h"});
   register_builtin(r, gru.kernel(gru_factory<GRUBlockCellKernel>("GRUBlockCell")));
 
   OpDef gru_grad("GRUBlockCellGrad");
-  gru_grad.type_attr("T", float_types());
+  gru_grad.shape_fn(shape_fns::gru_block_cell_grad).type_attr("T", float_types());
   gru_grad = with_inputs(std::move(gru_grad), {"x", "h_prev", "w_ru", "w_c", "b_ru", "b_c", "r", "u", "c", "d_h"});
   gru_grad = with_outputs(std::move(gru_grad), {"d_x", "d_h_prev", "d_c_bar", "d_r_bar_u_bar"});
   register_builtin(r, gru_grad.kernel(gru_factory<GRUBlockCellGradKernel>("GRUBlockCellGrad")));

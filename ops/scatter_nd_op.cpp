@@ -11,6 +11,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/cwise_kernel.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -74,7 +75,7 @@ Status scatter_nd(KernelContext& ctx) {
 }  // namespace
 
 void register_scatter_nd_op(OpRegistry& r) {
-  register_builtin(r, OpDef("ScatterNd")
+  register_builtin(r, OpDef("ScatterNd").shape_fn(shape_fns::from_input<2>)
                           .input("indices: Tindices")
                           .input("updates: T")
                           .input("shape: Tindices")

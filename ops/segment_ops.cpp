@@ -21,6 +21,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/index_args.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -164,7 +165,7 @@ Status dynamic_stitch(KernelContext& ctx) {
 }  // namespace
 
 void register_segment_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("UnsortedSegmentSum")
+  register_builtin(r, OpDef("UnsortedSegmentSum").shape_fn(shape_fns::unsorted_segment_sum)
                           .input("data: T")
                           .input("segment_ids: Tindices")
                           .input("num_segments: Tnumsegments")
@@ -173,7 +174,7 @@ void register_segment_ops(OpRegistry& r) {
                           .type_attr("Tindices", index_dtypes())
                           .type_attr("Tnumsegments", index_dtypes(), DType::int32)
                           .kernel(unsorted_segment_sum_factory()));
-  register_builtin(r, OpDef("DynamicStitch")
+  register_builtin(r, OpDef("DynamicStitch").shape_fn(shape_fns::dynamic_stitch)
                           .input("indices: N * int32")
                           .input("data: N * T")
                           .output("merged: T")

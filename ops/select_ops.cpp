@@ -6,6 +6,7 @@
 // one shape. SelectV2 broadcasts all three operands NumPy-style.
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 #include <algorithm>
 #include <string>
@@ -146,14 +147,14 @@ std::vector<DType> select_types() {
 }  // namespace
 
 void register_select_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("Select")
+  register_builtin(r, OpDef("Select").shape_fn(shape_fns::select)
                           .input("condition: bool")
                           .input("t: T")
                           .input("e: T")
                           .output("output: T")
                           .type_attr("T", select_types())
                           .kernel(select_factory<SelectKernel>("Select")));
-  register_builtin(r, OpDef("SelectV2")
+  register_builtin(r, OpDef("SelectV2").shape_fn(shape_fns::select)
                           .input("condition: bool")
                           .input("t: T")
                           .input("e: T")

@@ -12,6 +12,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -198,44 +199,44 @@ Status invert_permutation(KernelContext& ctx) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("Shape")
+  register_builtin(r, OpDef("Shape").shape_fn(shape_fns::shape_of)
                           .input("input: T")
                           .output("output: out_type")
                           .type_attr("T")
                           .type_attr("out_type", index_dtypes(), DType::int32)
                           .kernel(make_kernel_factory<ShapeKernel<false>>()));
-  register_builtin(r, OpDef("Size")
+  register_builtin(r, OpDef("Size").shape_fn(shape_fns::size)
                           .input("input: T")
                           .output("output: out_type")
                           .type_attr("T")
                           .type_attr("out_type", index_dtypes(), DType::int32)
                           .kernel(make_kernel_factory<ShapeKernel<true>>()));
-  register_builtin(r, OpDef("Rank")
+  register_builtin(r, OpDef("Rank").shape_fn(shape_fns::rank)
                           .input("input: T")
                           .output("output: int32")
                           .type_attr("T")
                           .kernel_fn(rank));
-  register_builtin(r, OpDef("ShapeN")
+  register_builtin(r, OpDef("ShapeN").shape_fn(shape_fns::shape_of)
                           .input("input: N * T")
                           .output("output: N * out_type")
                           .attr("N", "int", std::nullopt, 1)
                           .type_attr("T")
                           .type_attr("out_type", index_dtypes(), DType::int32)
                           .kernel(make_kernel_factory<ShapeKernel<false>>()));
-  register_builtin(r, OpDef("BroadcastGradientArgs")
+  register_builtin(r, OpDef("BroadcastGradientArgs").shape_fn(shape_fns::broadcast_gradient_args)
                           .input("s0: T")
                           .input("s1: T")
                           .output("r0: T")
                           .output("r1: T")
                           .type_attr("T", index_dtypes(), DType::int32)
                           .kernel_fn(broadcast_gradient_args));
-  register_builtin(r, OpDef("ConcatOffset")
+  register_builtin(r, OpDef("ConcatOffset").shape_fn(shape_fns::concat_offset)
                           .input("concat_dim: int32")
                           .input("shape: N * int32")
                           .output("offset: N * int32")
                           .attr("N", "int", std::nullopt, 2)
                           .kernel_fn(concat_offset));
-  register_builtin(r, OpDef("InvertPermutation")
+  register_builtin(r, OpDef("InvertPermutation").shape_fn(shape_fns::unary)
                           .input("x: T")
                           .output("y: T")
                           .type_attr("T", index_dtypes(), DType::int32)

@@ -19,6 +19,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/index_args.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -150,7 +151,7 @@ KernelFactory float_factory(const char* op) {
 }  // namespace
 
 void register_softmax_xent_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("SoftmaxCrossEntropyWithLogits")
+  register_builtin(r, OpDef("SoftmaxCrossEntropyWithLogits").shape_fn(shape_fns::softmax_xent)
                           .input("features: T")
                           .input("labels: T")
                           .output("loss: T")
@@ -158,7 +159,7 @@ void register_softmax_xent_ops(OpRegistry& r) {
                           .type_attr("T", float_types())
                           .kernel(float_factory<softmax_xent<float>, softmax_xent<double>>(
                               "SoftmaxCrossEntropyWithLogits")));
-  register_builtin(r, OpDef("SparseSoftmaxCrossEntropyWithLogits")
+  register_builtin(r, OpDef("SparseSoftmaxCrossEntropyWithLogits").shape_fn(shape_fns::softmax_xent)
                           .input("features: T")
                           .input("labels: Tlabels")
                           .output("loss: T")

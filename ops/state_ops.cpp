@@ -6,6 +6,7 @@
 // were pure. Signatures follow TensorFlow's resource_variable_ops.cc,
 // state_ops.cc, data_flow_ops.cc and logging_ops.cc.
 #include "ops/op_def.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/state_kernels.hpp"
 
 namespace tagflow::ops {
@@ -28,7 +29,7 @@ void add(OpRegistry& r, OpDef& d) { register_builtin(r, std::move(d.stateful()))
 
 void register_resource_variables(OpRegistry& r) {
   OpDef handle("VarHandleOp");
-  handle.output("resource: resource")
+  handle.shape_fn(shape_fns::scalars).output("resource: resource")
       .attr("container", "string", std::string())
       .attr("shared_name", "string", std::string())
       .type_attr("dtype")
@@ -37,43 +38,44 @@ void register_resource_variables(OpRegistry& r) {
       .kernel(state_kernels::var_handle);
   add(r, handle);
   OpDef read("ReadVariableOp");
-  read.input("resource: resource")
+  read.shape_fn(shape_fns::none).input("resource: resource")
       .output("value: dtype")
       .type_attr("dtype")
       .kernel(state_kernels::read_variable);
   add(r, read);
   OpDef assign("AssignVariableOp");
-  assign.input("resource: resource")
+  assign.shape_fn(shape_fns::none).input("resource: resource")
       .input("value: dtype")
       .type_attr("dtype")
       .attr("validate_shape", "bool", false)
       .kernel(state_kernels::assign_variable);
   add(r, assign);
   OpDef assign_add("AssignAddVariableOp");
-  assign_add.input("resource: resource")
+  assign_add.shape_fn(shape_fns::none).input("resource: resource")
       .input("value: dtype")
       .type_attr("dtype")
       .kernel_fn(state_kernels::assign_add_variable);
   add(r, assign_add);
   OpDef assign_sub("AssignSubVariableOp");
-  assign_sub.input("resource: resource")
+  assign_sub.shape_fn(shape_fns::none).input("resource: resource")
       .input("value: dtype")
       .type_attr("dtype")
       .kernel_fn(state_kernels::assign_sub_variable);
   add(r, assign_sub);
   OpDef initialized("VarIsInitializedOp");
-  initialized.input("resource: resource")
+  initialized.shape_fn(shape_fns::scalars).input("resource: resource")
       .output("is_initialized: bool")
       .kernel_fn(state_kernels::var_is_initialized);
   add(r, initialized);
   OpDef disable_copy_on_read("DisableCopyOnRead");
-  disable_copy_on_read.input("resource: resource").kernel_fn(state_kernels::disable_copy_on_read);
+  disable_copy_on_read.shape_fn(shape_fns::none)
+      .input("resource: resource").kernel_fn(state_kernels::disable_copy_on_read);
   add(r, disable_copy_on_read);
 }
 
 void register_ref_variables(OpRegistry& r) {
   OpDef variable("VariableV2");
-  variable.output("ref: Ref(dtype)")
+  variable.shape_fn(shape_fns::shape_attr).output("ref: Ref(dtype)")
       .attr("shape", "shape")
       .type_attr("dtype")
       .attr("container", "string", std::string())
@@ -81,7 +83,7 @@ void register_ref_variables(OpRegistry& r) {
       .kernel(state_kernels::var_handle);
   add(r, variable);
   OpDef assign("Assign");
-  assign.input("ref: Ref(T)")
+  assign.shape_fn(shape_fns::assign).input("ref: Ref(T)")
       .input("value: T")
       .output("output_ref: Ref(T)")
       .type_attr("T")
@@ -91,7 +93,8 @@ void register_ref_variables(OpRegistry& r) {
   add(r, assign);
   for (const char* name : {"AssignAdd", "AssignSub"}) {
     OpDef d(name);
-    d.input("ref: Ref(T)")
+    d.shape_fn(shape_fns::of_input<0>)
+        .input("ref: Ref(T)")
         .input("value: T")
         .output("output_ref: Ref(T)")
         .type_attr("T", number_types())
@@ -101,7 +104,7 @@ void register_ref_variables(OpRegistry& r) {
     add(r, d);
   }
   OpDef initialized("IsVariableInitialized");
-  initialized.input("ref: Ref(dtype)")
+  initialized.shape_fn(shape_fns::scalars).input("ref: Ref(dtype)")
       .output("is_initialized: bool")
       .type_attr("dtype")
       .kernel_fn(state_kernels::var_is_initialized);
@@ -124,7 +127,8 @@ void register_scatters(OpRegistry& r) {
   const std::vector<DType> index_types = {DType::int32, DType::int64};
   for (const Scatter& s : kScatters) {
     OpDef ref(std::string("Scatter") + s.name);
-    ref.input("ref: Ref(T)")
+    ref.shape_fn(shape_fns::of_input<0>)
+        .input("ref: Ref(T)")
         .input("indices: Tindices")
         .input("updates: T")
         .output("output_ref: Ref(T)")
@@ -134,7 +138,8 @@ void register_scatters(OpRegistry& r) {
         .kernel_fn(s.ref_kernel);
     add(r, ref);
     OpDef resource(std::string("ResourceScatter") + s.name);
-    resource.input("resource: resource")
+    resource.shape_fn(shape_fns::none)
+        .input("resource: resource")
         .input("indices: Tindices")
         .input("updates: dtype")
         .type_attr("dtype", s.arithmetic ? number_types() : std::vector<DType>{})
@@ -146,14 +151,14 @@ void register_scatters(OpRegistry& r) {
 
 void register_stacks(OpRegistry& r) {
   OpDef stack("StackV2");
-  stack.input("max_size: int32")
+  stack.shape_fn(shape_fns::scalars).input("max_size: int32")
       .output("handle: resource")
       .type_attr("elem_type")
       .attr("stack_name", "string", std::string())
       .kernel(state_kernels::stack);
   add(r, stack);
   OpDef push("StackPushV2");
-  push.input("handle: resource")
+  push.shape_fn(shape_fns::of_input<1>).input("handle: resource")
       .input("elem: T")
       .output("output: T")
       .type_attr("T")
@@ -161,19 +166,19 @@ void register_stacks(OpRegistry& r) {
       .kernel_fn(state_kernels::stack_push);
   add(r, push);
   OpDef pop("StackPopV2");
-  pop.input("handle: resource")
+  pop.shape_fn(shape_fns::none).input("handle: resource")
       .output("elem: elem_type")
       .type_attr("elem_type")
       .kernel(state_kernels::stack_pop);
   add(r, pop);
   OpDef close("StackCloseV2");
-  close.input("handle: resource").kernel_fn(state_kernels::stack_close);
+  close.shape_fn(shape_fns::none).input("handle: resource").kernel_fn(state_kernels::stack_close);
   add(r, close);
 }
 
 void register_queues(OpRegistry& r) {
   OpDef fifo("FIFOQueueV2");
-  fifo.output("handle: resource")
+  fifo.shape_fn(shape_fns::scalars).output("handle: resource")
       .attr("component_types", "list(type)", std::nullopt, 1)
       .attr("shapes", "list(shape)", AttrList{})
       .attr("capacity", "int", int64_t{-1})
@@ -183,7 +188,8 @@ void register_queues(OpRegistry& r) {
   add(r, fifo);
   for (const char* name : {"QueueEnqueueV2", "QueueEnqueueManyV2"}) {
     OpDef enqueue(name);
-    enqueue.input("handle: resource")
+    enqueue.shape_fn(shape_fns::none)
+        .input("handle: resource")
         .input("components: Tcomponents")
         .attr("Tcomponents", "list(type)", std::nullopt, 1)
         .attr("timeout_ms", "int", int64_t{-1})
@@ -193,7 +199,7 @@ void register_queues(OpRegistry& r) {
     add(r, enqueue);
   }
   OpDef dequeue("QueueDequeueV2");
-  dequeue.input("handle: resource")
+  dequeue.shape_fn(shape_fns::none).input("handle: resource")
       .output("components: component_types")
       .attr("component_types", "list(type)", std::nullopt, 1)
       .attr("timeout_ms", "int", int64_t{-1})
@@ -201,7 +207,7 @@ void register_queues(OpRegistry& r) {
       .kernel(state_kernels::queue_dequeue);
   add(r, dequeue);
   OpDef dequeue_many("QueueDequeueManyV2");
-  dequeue_many.input("handle: resource")
+  dequeue_many.shape_fn(shape_fns::none).input("handle: resource")
       .input("n: int32")
       .output("components: component_types")
       .attr("component_types", "list(type)", std::nullopt, 1)
@@ -210,21 +216,23 @@ void register_queues(OpRegistry& r) {
       .kernel(state_kernels::queue_dequeue_many);
   add(r, dequeue_many);
   OpDef close("QueueCloseV2");
-  close.input("handle: resource")
+  close.shape_fn(shape_fns::none).input("handle: resource")
       .attr("cancel_pending_enqueues", "bool", false)
       .kernel(state_kernels::queue_close);
   add(r, close);
   OpDef size("QueueSizeV2");
-  size.input("handle: resource").output("size: int32").kernel_fn(state_kernels::queue_size);
+  size.shape_fn(shape_fns::scalars)
+      .input("handle: resource").output("size: int32").kernel_fn(state_kernels::queue_size);
   add(r, size);
   OpDef closed("QueueIsClosedV2");
-  closed.input("handle: resource").output("is_closed: bool").kernel_fn(state_kernels::queue_is_closed);
+  closed.shape_fn(shape_fns::scalars)
+      .input("handle: resource").output("is_closed: bool").kernel_fn(state_kernels::queue_is_closed);
   add(r, closed);
 }
 
 void register_tensor_arrays(OpRegistry& r) {
   OpDef array("TensorArrayV3");
-  array.input("size: int32")
+  array.shape_fn(shape_fns::tensor_array_v3).input("size: int32")
       .output("handle: resource")
       .output("flow: float")
       .type_attr("dtype")
@@ -236,7 +244,7 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel(state_kernels::tensor_array);
   add(r, array);
   OpDef grad("TensorArrayGradV3");
-  grad.input("handle: resource")
+  grad.shape_fn(shape_fns::tensor_array_v3).input("handle: resource")
       .input("flow_in: float")
       .output("grad_handle: resource")
       .output("flow_out: float")
@@ -244,7 +252,7 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel(state_kernels::tensor_array_grad);
   add(r, grad);
   OpDef write("TensorArrayWriteV3");
-  write.input("handle: resource")
+  write.shape_fn(shape_fns::scalars).input("handle: resource")
       .input("index: int32")
       .input("value: T")
       .input("flow_in: float")
@@ -253,7 +261,7 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel_fn(state_kernels::tensor_array_write);
   add(r, write);
   OpDef read("TensorArrayReadV3");
-  read.input("handle: resource")
+  read.shape_fn(shape_fns::none).input("handle: resource")
       .input("index: int32")
       .input("flow_in: float")
       .output("value: dtype")
@@ -261,7 +269,7 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel(state_kernels::tensor_array_read);
   add(r, read);
   OpDef gather("TensorArrayGatherV3");
-  gather.input("handle: resource")
+  gather.shape_fn(shape_fns::tensor_array_gather).input("handle: resource")
       .input("indices: int32")
       .input("flow_in: float")
       .output("value: dtype")
@@ -270,7 +278,7 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel(state_kernels::tensor_array_gather);
   add(r, gather);
   OpDef scatter("TensorArrayScatterV3");
-  scatter.input("handle: resource")
+  scatter.shape_fn(shape_fns::scalars).input("handle: resource")
       .input("indices: int32")
       .input("value: T")
       .input("flow_in: float")
@@ -279,7 +287,7 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel_fn(state_kernels::tensor_array_scatter);
   add(r, scatter);
   OpDef concat("TensorArrayConcatV3");
-  concat.input("handle: resource")
+  concat.shape_fn(shape_fns::tensor_array_concat).input("handle: resource")
       .input("flow_in: float")
       .output("value: dtype")
       .output("lengths: int64")
@@ -288,7 +296,7 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel(state_kernels::tensor_array_concat);
   add(r, concat);
   OpDef split("TensorArraySplitV3");
-  split.input("handle: resource")
+  split.shape_fn(shape_fns::scalars).input("handle: resource")
       .input("value: T")
       .input("lengths: int64")
       .input("flow_in: float")
@@ -297,13 +305,13 @@ void register_tensor_arrays(OpRegistry& r) {
       .kernel_fn(state_kernels::tensor_array_split);
   add(r, split);
   OpDef size("TensorArraySizeV3");
-  size.input("handle: resource")
+  size.shape_fn(shape_fns::scalars).input("handle: resource")
       .input("flow_in: float")
       .output("size: int32")
       .kernel_fn(state_kernels::tensor_array_size);
   add(r, size);
   OpDef close("TensorArrayCloseV3");
-  close.input("handle: resource").kernel_fn(state_kernels::tensor_array_close);
+  close.shape_fn(shape_fns::none).input("handle: resource").kernel_fn(state_kernels::tensor_array_close);
   add(r, close);
 }
 
@@ -317,7 +325,7 @@ void register_state_ops(OpRegistry& r) {
   register_stacks(r);
   register_tensor_arrays(r);
   OpDef assert_op("Assert");
-  assert_op.input("condition: bool")
+  assert_op.shape_fn(shape_fns::none).input("condition: bool")
       .input("data: T")
       .attr("T", "list(type)")
       .attr("summarize", "int", int64_t{3})

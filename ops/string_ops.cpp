@@ -15,6 +15,7 @@
 
 #include "ops/kernel_factory.hpp"
 #include "ops/op_def.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -105,13 +106,13 @@ class StaticRegexFullMatchKernel final : public Kernel {
 }  // namespace
 
 void register_string_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("StringJoin")
+  register_builtin(r, OpDef("StringJoin").shape_fn(shape_fns::string_join)
                           .input("inputs: N * string")
                           .output("output: string")
                           .attr("N", "int", std::nullopt, 0)
                           .attr("separator", "string", std::string())
                           .kernel(make_kernel_factory<StringJoinKernel>()));
-  register_builtin(r, OpDef("StaticRegexFullMatch")
+  register_builtin(r, OpDef("StaticRegexFullMatch").shape_fn(shape_fns::unary)
                           .input("input: string")
                           .output("output: bool")
                           .attr("pattern", "string")

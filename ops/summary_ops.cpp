@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ops/array_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -70,7 +71,7 @@ Status scalar_summary(KernelContext& ctx) {
 }  // namespace
 
 void register_summary_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("ScalarSummary")
+  register_builtin(r, OpDef("ScalarSummary").shape_fn(shape_fns::scalars)
                           .input("tags: string")
                           .input("values: T")
                           .output("summary: string")

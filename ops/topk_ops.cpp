@@ -27,6 +27,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/index_args.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -184,7 +185,7 @@ Status nearest_neighbors(KernelContext& ctx) {
 }  // namespace
 
 void register_topk_ops(OpRegistry& r) {
-  register_builtin(r, OpDef("TopKV2")
+  register_builtin(r, OpDef("TopKV2").shape_fn(shape_fns::top_k)
                           .input("input: T")
                           .input("k: Tk")
                           .output("values: T")
@@ -195,7 +196,7 @@ void register_topk_ops(OpRegistry& r) {
                           .type_attr("index_type", {DType::int16, DType::int32, DType::int64},
                                      DType::int32)
                           .kernel(make_kernel_factory<TopKKernel>()));
-  register_builtin(r, OpDef("NearestNeighbors")
+  register_builtin(r, OpDef("NearestNeighbors").shape_fn(shape_fns::nearest_neighbors)
                           .input("points: float")
                           .input("centers: float")
                           .input("k: int64")

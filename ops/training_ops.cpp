@@ -24,6 +24,7 @@
 #include "ops/cwise_kernel.hpp"
 #include "ops/op_def.hpp"
 #include "ops/resource.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/state_kernels.hpp"
 #include "ops/tensor_copy.hpp"
 
@@ -272,6 +273,7 @@ template <class Algo>
 void register_update(OpRegistry& r, const Spec& spec) {
   for (bool ref : {true, false}) {
     OpDef d(ref ? spec.op : "Resource" + std::string(spec.op));
+    d.shape_fn(ref ? shape_fns::of_input<0> : shape_fns::none);
     for (const Arg& arg : spec.args) {
       const std::string name = arg.name;
       if (arg.role != Role::variable) d.input(name + ": T");

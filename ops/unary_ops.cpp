@@ -9,6 +9,7 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
 
@@ -161,7 +162,7 @@ KernelFactory float_unary(const char* op) {
 }
 
 void unary_op(OpRegistry& r, const char* name, std::vector<DType> types, KernelFactory kernel) {
-  register_builtin(r, OpDef(name)
+  register_builtin(r, OpDef(name).shape_fn(shape_fns::unary)
                           .input("x: T")
                           .output("y: T")
                           .type_attr("T", std::move(types))
@@ -170,7 +171,7 @@ void unary_op(OpRegistry& r, const char* name, std::vector<DType> types, KernelF
 
 template <template <class> class Op>
 void unary_grad_op(OpRegistry& r, const char* name) {
-  register_builtin(r, OpDef(name)
+  register_builtin(r, OpDef(name).shape_fn(shape_fns::same_shape_pair)
                           .input("y: T")
                           .input("dy: T")
                           .output("z: T")
@@ -195,7 +196,7 @@ void register_unary_ops(OpRegistry& r) {
   unary_op(r, "Tanh", float_types(), float_unary<TanhOp>("Tanh"));
   unary_op(r, "Sigmoid", float_types(), float_unary<SigmoidOp>("Sigmoid"));
   unary_op(r, "Floor", float_types(), float_unary<FloorOp>("Floor"));
-  register_builtin(r, OpDef("IsFinite")
+  register_builtin(r, OpDef("IsFinite").shape_fn(shape_fns::unary)
                           .input("x: T")
                           .output("y: bool")
                           .type_attr("T", float_types())

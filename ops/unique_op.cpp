@@ -13,6 +13,7 @@
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/cwise_kernel.hpp"
+#include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
@@ -93,7 +94,7 @@ class UniqueKernel final : public Kernel {
 }  // namespace
 
 void register_unique_op(OpRegistry& r) {
-  register_builtin(r, OpDef("Unique")
+  register_builtin(r, OpDef("Unique").shape_fn(shape_fns::unique)
                           .input("x: T")
                           .output("y: T")
                           .output("idx: out_idx")

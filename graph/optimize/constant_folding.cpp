@@ -28,7 +28,6 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/analysis/topological.hpp"
-#include "graph/shape_functions.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"

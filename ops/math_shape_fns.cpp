@@ -4,12 +4,10 @@
 // on known values that shape computations use.
 #include <algorithm>
 
-#include "graph/shape_functions.hpp"
+#include "ops/shape_fns.hpp"
 
-namespace tagflow::graph {
-namespace {
+namespace tagflow::ops::shape_fns {
 
-using ops::PartialShape;
 
 Status unary(InferenceContext& c) {
   c.set_output(0, c.input_shape(0));
@@ -18,8 +16,8 @@ Status unary(InferenceContext& c) {
 
 // The integer result of a binary op on known values, when both are
 // scalars or vectors of one length (or one is a scalar).
-std::optional<std::vector<int64_t>> fold(const std::string& op, const std::vector<int64_t>& x,
-                                         const std::vector<int64_t>& y) {
+static std::optional<std::vector<int64_t>> fold(std::string_view op, const std::vector<int64_t>& x,
+                                                const std::vector<int64_t>& y) {
   if (x.size() != y.size() && x.size() != 1 && y.size() != 1) return std::nullopt;
   const size_t n = std::max(x.size(), y.size());
   std::vector<int64_t> out(n);
@@ -57,8 +55,8 @@ Status binary(InferenceContext& c) {
   auto x = c.input_ints(0);
   auto y = c.input_ints(1);
   if (x && y && !x->empty() && !y->empty() && out->dims.size() <= 1 && shape::fully_known(*out))
-    if (auto v = fold(c.node().op, *x, *y); v && static_cast<int64_t>(v->size()) == shape::num_elements(*out))
-      c.set_value(0, shape::int_tensor(c.output(0).dtype, *v, *ops::Shape::make(out->dims)));
+    if (auto v = fold(c.op(), *x, *y); v && static_cast<int64_t>(v->size()) == shape::num_elements(*out))
+      c.set_value(0, shape::int_tensor(c.output(0).dtype, *v, *Shape::make(out->dims)));
   return ok_status();
 }
 
@@ -134,7 +132,7 @@ Status batch_matmul(InferenceContext& c) {
   if (!shape::dims_compatible(ka, kb))
     return c.error("inner dimensions differ: " + a.to_string() + " x " + b.to_string());
   const PartialShape ba = shape::sub(a, 0, shape::rank(a) - 2), bb = shape::sub(b, 0, shape::rank(b) - 2);
-  std::optional<PartialShape> batch = c.node().op == "BatchMatMul" ? shape::merge(ba, bb) : shape::broadcast(ba, bb);
+  std::optional<PartialShape> batch = c.op() == "BatchMatMul" ? shape::merge(ba, bb) : shape::broadcast(ba, bb);
   if (!batch)
     return c.error("batch dimensions do not agree: " + a.to_string() + " x " + b.to_string());
   batch->dims.push_back(m);
@@ -146,7 +144,7 @@ Status batch_matmul(InferenceContext& c) {
 // Select: t and e of one shape; the condition of that shape or, for a
 // vector, its first dimension. SelectV2 broadcasts all three.
 Status select(InferenceContext& c) {
-  if (c.node().op == "SelectV2") {
+  if (c.op() == "SelectV2") {
     auto te = shape::broadcast(c.input_shape(1), c.input_shape(2));
     auto all = te ? shape::broadcast(c.input_shape(0), *te) : std::nullopt;
     if (!all)
@@ -208,40 +206,5 @@ Status cast(InferenceContext& c) {
   return ok_status();
 }
 
-Status scalar_out(InferenceContext& c) {
-  for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, shape::scalar());
-  return ok_status();
-}
 
-}  // namespace
-
-void add_math_shape_functions(ShapeFunctionMap& m) {
-  for (const char* op : {"Abs", "Elu", "Exp", "Floor", "IsFinite", "Log", "LogicalNot", "Neg", "OnesLike",
-                         "ZerosLike", "Reciprocal", "Relu", "Rsqrt", "Sigmoid", "Sign", "Softsign", "Sqrt",
-                         "Square", "Tanh", "Sin", "Cos", "Relu6", "Softmax", "LogSoftmax", "InvertPermutation", "RandomShuffle",
-                         "StaticRegexFullMatch"})
-    m[op] = unary;
-  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "FloorDiv", "FloorMod", "Maximum",
-                         "Minimum", "Pow", "SquaredDifference", "Equal", "NotEqual", "Greater", "GreaterEqual",
-                         "Less", "LessEqual", "LogicalAnd", "LogicalOr"})
-    m[op] = binary;
-  for (const char* op : {"EluGrad", "ReluGrad", "Relu6Grad", "RsqrtGrad", "SigmoidGrad", "SoftsignGrad", "SqrtGrad",
-                         "TanhGrad", "ReciprocalGrad"})
-    m[op] = same_shape_pair;
-  for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"}) m[op] = reduction;
-  m["AddN"] = add_n;
-  m["MatMul"] = matmul;
-  m["_FusedMatMul"] = matmul;  // the fused BiasAdd and activation keep the product's shape
-  m["BatchMatMul"] = batch_matmul;
-  m["BatchMatMulV2"] = batch_matmul;
-  m["Select"] = select;
-  m["SelectV2"] = select;
-  m["ArgMax"] = arg_reduce;
-  m["ArgMin"] = arg_reduce;
-  m["Range"] = range;
-  m["LinSpace"] = lin_space;
-  m["Cast"] = cast;
-  m["ToBool"] = scalar_out;
-}
-
-}  // namespace tagflow::graph
+}  // namespace tagflow::ops::shape_fns

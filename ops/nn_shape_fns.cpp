@@ -1,31 +1,33 @@
 // Shape functions of the neural-network ops: Conv2D and depthwise
 // convolution with their gradients, pooling, BiasAdd, FusedBatchNorm,
 // softmax cross entropy, the LSTM and GRU block cells, NearestNeighbors.
-#include "graph/shape_functions.hpp"
+#include "ops/shape_fns.hpp"
 
-namespace tagflow::graph {
+namespace tagflow::ops::shape_fns {
+
+
 namespace {
-
-using ops::PartialShape;
 
 // Where N, H, W and C are in a rank-4 tensor of the node's data_format.
 struct Layout {
   int n = 0, h = 1, w = 2, c = 3;
 };
 
-Layout layout_of(const InferenceContext& c) {
+}  // namespace
+
+static Layout layout_of(const InferenceContext& c) {
   if (c.string_attr("data_format") == "NCHW") return {0, 2, 3, 1};
   return {};
 }
 
 // A list(int) attr's element at the H / W position, 1 when absent.
-int64_t list_at(const InferenceContext& c, std::string_view key, int i) {
-  const auto* l = c.attr<ops::AttrList>(key);
+static int64_t list_at(const InferenceContext& c, std::string_view key, int i) {
+  const auto* l = c.attr<AttrList>(key);
   return l != nullptr && static_cast<size_t>(i) < l->i.size() ? l->i[static_cast<size_t>(i)] : 1;
 }
 
 // One spatial output size: VALID, SAME or EXPLICIT padding.
-int64_t window_out(const InferenceContext& c, int64_t in, int64_t k, int spatial, int index) {
+static int64_t window_out(const InferenceContext& c, int64_t in, int64_t k, int spatial, int index) {
   const int64_t stride = list_at(c, "strides", index);
   const int64_t dilation = list_at(c, "dilations", index);
   if (in < 0 || k < 0 || stride <= 0 || dilation <= 0) return -1;
@@ -34,7 +36,7 @@ int64_t window_out(const InferenceContext& c, int64_t in, int64_t k, int spatial
   if (padding == "SAME") return (in + stride - 1) / stride;
   if (padding == "VALID") return in >= eff ? (in - eff) / stride + 1 : -1;
   if (padding == "EXPLICIT") {
-    const auto* p = c.attr<ops::AttrList>("explicit_paddings");
+    const auto* p = c.attr<AttrList>("explicit_paddings");
     if (p == nullptr || p->i.size() != 8) return -1;
     const int64_t padded = in + p->i[static_cast<size_t>(2 * index)] + p->i[static_cast<size_t>(2 * index + 1)];
     return padded >= eff ? (padded - eff) / stride + 1 : -1;
@@ -43,7 +45,7 @@ int64_t window_out(const InferenceContext& c, int64_t in, int64_t k, int spatial
   return -1;
 }
 
-PartialShape rank4(const Layout& l, int64_t n, int64_t h, int64_t w, int64_t ch) {
+static PartialShape rank4(const Layout& l, int64_t n, int64_t h, int64_t w, int64_t ch) {
   PartialShape s = shape::of_rank(4);
   s.dims[static_cast<size_t>(l.n)] = n;
   s.dims[static_cast<size_t>(l.h)] = h;
@@ -52,7 +54,7 @@ PartialShape rank4(const Layout& l, int64_t n, int64_t h, int64_t w, int64_t ch)
   return s;
 }
 
-Status need_rank(const InferenceContext& c, int input, int r, const char* what) {
+static Status need_rank(const InferenceContext& c, int input, int r, const char* what) {
   const PartialShape& s = c.input_shape(input);
   if (!s.unknown_rank && shape::rank(s) != r)
     return c.error(std::string(what) + " must have rank " + std::to_string(r) + ", not " + s.to_string());
@@ -68,7 +70,7 @@ Status conv(InferenceContext& c) {
   const PartialShape& in = c.input_shape(0);
   const PartialShape& f = c.input_shape(1);
   const int64_t in_c = shape::dim(in, l.c), f_in = shape::dim(f, 2);
-  const bool depthwise = c.node().op == "DepthwiseConv2dNative";
+  const bool depthwise = c.op() == "DepthwiseConv2dNative";
   if (in_c >= 0 && f_in > 0 && (depthwise ? in_c != f_in : in_c % f_in != 0))
     return c.error("input channels " + std::to_string(in_c) + " do not fit the filter's " + std::to_string(f_in) +
                    ": input " + in.to_string() + ", filter " + f.to_string());
@@ -86,16 +88,6 @@ Status pool(InferenceContext& c) {
   c.set_output(0, rank4(l, shape::dim(in, l.n), window_out(c, shape::dim(in, l.h), list_at(c, "ksize", l.h), 0, l.h),
                         window_out(c, shape::dim(in, l.w), list_at(c, "ksize", l.w), 1, l.w), shape::dim(in, l.c)));
   return ok_status();
-}
-
-// The backprop ops: the shape of what they differentiate, from an input
-// (a shape value, or the original tensor).
-ShapeFn shape_from_value(int i) {
-  return [i](InferenceContext& c) {
-    PartialShape s = c.input_as_shape(i);
-    c.set_output(0, s.unknown_rank ? shape::of_rank(4) : s);
-    return ok_status();
-  };
 }
 
 Status bias_add(InferenceContext& c) {
@@ -130,7 +122,7 @@ Status bias_add_grad(InferenceContext& c) {
 // other than the statistics unknown. The grads: x_backprop as x, the rest [C].
 Status fused_batch_norm(InferenceContext& c) {
   const Layout l = layout_of(c);
-  const bool grad = c.node().op.find("Grad") != std::string::npos;
+  const bool grad = c.op().find("Grad") != std::string_view::npos;
   const PartialShape& x = c.input_shape(grad ? 1 : 0);
   int64_t ch = shape::dim(x, l.c);
   if (x.unknown_rank || x.dims.size() != 4) ch = -1;
@@ -143,7 +135,7 @@ Status fused_batch_norm(InferenceContext& c) {
 
 Status softmax_xent(InferenceContext& c) {
   const PartialShape& f = c.input_shape(0);
-  const bool sparse = c.node().op == "SparseSoftmaxCrossEntropyWithLogits";
+  const bool sparse = c.op() == "SparseSoftmaxCrossEntropyWithLogits";
   PartialShape logits = f;
   if (!sparse) {
     auto b = shape::broadcast(f, c.input_shape(1));
@@ -205,33 +197,4 @@ Status nearest_neighbors(InferenceContext& c) {
   return ok_status();
 }
 
-}  // namespace
-
-void add_nn_shape_functions(ShapeFunctionMap& m) {
-  m["Conv2D"] = conv;
-  m["DepthwiseConv2dNative"] = conv;
-  m["_FusedConv2D"] = conv;  // the fused BiasAdd or batch norm and activation keep its shape
-  m["Conv2DBackpropInput"] = shape_from_value(0);
-  m["DepthwiseConv2dNativeBackpropInput"] = shape_from_value(0);
-  m["Conv2DBackpropFilter"] = shape_from_value(1);
-  m["DepthwiseConv2dNativeBackpropFilter"] = shape_from_value(1);
-  m["MaxPool"] = pool;
-  m["AvgPool"] = pool;
-  m["AvgPoolGrad"] = shape_from_value(0);
-  m["MaxPoolGrad"] = shape_of_input(0);
-  m["BiasAdd"] = bias_add;
-  m["BiasAddV1"] = bias_add;
-  m["BiasAddGrad"] = bias_add_grad;
-  for (const char* op : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", "FusedBatchNormGrad",
-                         "FusedBatchNormGradV2", "FusedBatchNormGradV3"})
-    m[op] = fused_batch_norm;
-  m["SoftmaxCrossEntropyWithLogits"] = softmax_xent;
-  m["SparseSoftmaxCrossEntropyWithLogits"] = softmax_xent;
-  m["LSTMBlockCell"] = lstm_block_cell;
-  m["LSTMBlockCellGrad"] = lstm_block_cell_grad;
-  m["GRUBlockCell"] = gru_block_cell;
-  m["GRUBlockCellGrad"] = gru_block_cell_grad;
-  m["NearestNeighbors"] = nearest_neighbors;
-}
-
-}  // namespace tagflow::graph
+}  // namespace tagflow::ops::shape_fns

@@ -5,13 +5,10 @@
 // Split), slicing, Tile, Pad, gathers and scatters.
 #include <algorithm>
 
-#include "graph/shape_functions.hpp"
-#include "graph/step_graph.hpp"
+#include "ops/shape_fns.hpp"
 
-namespace tagflow::graph {
-namespace {
+namespace tagflow::ops::shape_fns {
 
-using ops::PartialShape;
 
 Status identity(InferenceContext& c) {
   c.pass_through(0);
@@ -27,7 +24,7 @@ Status identity_n(InferenceContext& c) {
 }
 
 Status constant(InferenceContext& c) {
-  if (const ops::Tensor* v = c.attr<ops::Tensor>("value")) c.set_value(0, *v);
+  if (const Tensor* v = c.attr<Tensor>("value")) c.set_value(0, *v);
   return ok_status();
 }
 
@@ -46,7 +43,7 @@ Status shape_of(InferenceContext& c) {
   for (int i = 0; i < c.num_outputs() && i < c.num_inputs(); ++i) {
     const PartialShape& s = c.input_shape(i);
     if (shape::fully_known(s)) {
-      c.set_value(i, shape::int_tensor(c.output(i).dtype, s.dims, ops::Shape{static_cast<int64_t>(s.dims.size())}));
+      c.set_value(i, shape::int_tensor(c.output(i).dtype, s.dims, Shape{static_cast<int64_t>(s.dims.size())}));
     } else {
       c.set_output(i, shape::vector(s.unknown_rank ? -1 : shape::rank(s)));
     }
@@ -56,14 +53,14 @@ Status shape_of(InferenceContext& c) {
 
 Status size(InferenceContext& c) {
   const int64_t n = shape::num_elements(c.input_shape(0));
-  if (n >= 0) c.set_value(0, shape::int_tensor(c.output(0).dtype, {n}, ops::Shape{}));
+  if (n >= 0) c.set_value(0, shape::int_tensor(c.output(0).dtype, {n}, Shape{}));
   else c.set_output(0, shape::scalar());
   return ok_status();
 }
 
 Status rank(InferenceContext& c) {
   if (!c.input_shape(0).unknown_rank)
-    c.set_value(0, shape::int_tensor(DType::int32, {shape::rank(c.input_shape(0))}, ops::Shape{}));
+    c.set_value(0, shape::int_tensor(DType::int32, {shape::rank(c.input_shape(0))}, Shape{}));
   else
     c.set_output(0, shape::scalar());
   return ok_status();
@@ -106,18 +103,9 @@ Status reshape(InferenceContext& c) {
   }
   c.set_output(0, out);
   if (c.input_value(0) != nullptr && shape::fully_known(out))
-    if (auto s = ops::Shape::make(out.dims); s.ok())
+    if (auto s = Shape::make(out.dims); s.ok())
       if (auto r = c.input_value(0)->reshaped(*s); r.ok()) c.set_value(0, *r);
   return ok_status();
-}
-
-// Fill, Empty, BroadcastTo, the random ops, ScatterNd, StridedSliceGrad:
-// the output's shape is input `i`'s value.
-ShapeFn shape_from_input(int i) {
-  return [i](InferenceContext& c) {
-    c.set_output(0, c.input_as_shape(i));
-    return ok_status();
-  };
 }
 
 Status expand_dims(InferenceContext& c) {
@@ -134,7 +122,7 @@ Status expand_dims(InferenceContext& c) {
   out.dims.insert(out.dims.begin() + a, 1);
   c.set_output(0, out);
   if (c.input_value(0) != nullptr)
-    if (auto s = ops::Shape::make(out.dims); s.ok())
+    if (auto s = Shape::make(out.dims); s.ok())
       if (auto v = c.input_value(0)->reshaped(*s); v.ok()) c.set_value(0, *v);
   return ok_status();
 }
@@ -143,7 +131,7 @@ Status squeeze(InferenceContext& c) {
   const PartialShape& in = c.input_shape(0);
   if (in.unknown_rank) return ok_status();
   const int r = shape::rank(in);
-  const auto* list = c.attr<ops::AttrList>("squeeze_dims");
+  const auto* list = c.attr<AttrList>("squeeze_dims");
   std::vector<bool> drop(static_cast<size_t>(r), false);
   if (list != nullptr && !list->i.empty()) {
     for (int64_t a : list->i) {
@@ -236,7 +224,7 @@ Status concat_v2(InferenceContext& c) {
       if (!v) return ok_status();
       all.insert(all.end(), v->begin(), v->end());
     }
-    c.set_value(0, shape::int_tensor(c.output(0).dtype, all, ops::Shape{static_cast<int64_t>(all.size())}));
+    c.set_value(0, shape::int_tensor(c.output(0).dtype, all, Shape{static_cast<int64_t>(all.size())}));
   }
   return ok_status();
 }
@@ -264,7 +252,7 @@ Status pack(InferenceContext& c) {
       if (!v || v->size() != 1) return ok_status();
       all.push_back((*v)[0]);
     }
-    c.set_value(0, shape::int_tensor(c.output(0).dtype, all, ops::Shape{static_cast<int64_t>(all.size())}));
+    c.set_value(0, shape::int_tensor(c.output(0).dtype, all, Shape{static_cast<int64_t>(all.size())}));
   }
   return ok_status();
 }
@@ -365,7 +353,7 @@ Status strided_slice(InferenceContext& c) {
     std::vector<int64_t> taken;
     for (int64_t j : sliced) taken.push_back(v[static_cast<size_t>(j)]);
     if (static_cast<int64_t>(taken.size()) == shape::num_elements(out))
-      c.set_value(0, shape::int_tensor(c.output(0).dtype, taken, *ops::Shape::make(out.dims)));
+      c.set_value(0, shape::int_tensor(c.output(0).dtype, taken, *Shape::make(out.dims)));
   }
   return ok_status();
 }
@@ -406,7 +394,7 @@ Status gather(InferenceContext& c) {
   const PartialShape& indices = c.input_shape(1);
   int64_t axis = 0;
   const int64_t batch = c.int_attr("batch_dims", 0);
-  if (c.node().op == "GatherV2") {
+  if (c.op() == "GatherV2") {
     auto a = c.input_ints(2);
     if (!a || a->size() != 1) return ok_status();
     axis = (*a)[0];
@@ -434,7 +422,7 @@ Status gather_nd(InferenceContext& c) {
 }
 
 Status split(InferenceContext& c) {
-  const bool v = c.node().op == "SplitV";
+  const bool v = c.op() == "SplitV";
   const int value_input = v ? 0 : 1;
   const PartialShape& in = c.input_shape(value_input);
   auto axis = c.input_ints(v ? 2 : 0);
@@ -531,49 +519,4 @@ Status string_join(InferenceContext& c) {
   return ok_status();
 }
 
-}  // namespace
-
-void add_array_shape_functions(ShapeFunctionMap& m) {
-  for (const char* op : {"Identity", "StopGradient", "PreventGradient", "ReverseV2", "ReverseSequence"})
-    m[op] = identity;
-  m["IdentityN"] = identity_n;
-  m["Const"] = constant;
-  m["Placeholder"] = placeholder;
-  m["PlaceholderWithDefault"] = placeholder;
-  m["Shape"] = shape_of;
-  m["ShapeN"] = shape_of;
-  m["Size"] = size;
-  m["Rank"] = rank;
-  m["Reshape"] = reshape;
-  for (const char* op : {"Fill", "Empty", "BroadcastTo", "RandomStandardNormal", "RandomUniform",
-                         "RandomUniformInt", "TruncatedNormal"})
-    m[op] = shape_from_input(std::string(op) == "BroadcastTo" ? 1 : 0);
-  m["ScatterNd"] = shape_from_input(2);
-  m["StridedSliceGrad"] = shape_from_input(0);
-  m["ExpandDims"] = expand_dims;
-  m["Squeeze"] = squeeze;
-  m["Transpose"] = transpose;
-  m["ConcatV2"] = concat_v2;
-  m["ConcatOffset"] = concat_offset;
-  m["Pack"] = pack;
-  m["Unpack"] = unpack;
-  m["Slice"] = slice;
-  m["StridedSlice"] = strided_slice;
-  m["Tile"] = tile;
-  m["Pad"] = pad;
-  m["PadV2"] = pad;
-  m["Gather"] = gather;
-  m["GatherV2"] = gather;
-  m["GatherNd"] = gather_nd;
-  m["Split"] = split;
-  m["SplitV"] = split;
-  m["OneHot"] = one_hot;
-  m["Unique"] = unique;
-  m["TopKV2"] = top_k;
-  m["DynamicStitch"] = dynamic_stitch;
-  m["UnsortedSegmentSum"] = unsorted_segment_sum;
-  m["BroadcastGradientArgs"] = broadcast_gradient_args;
-  m["StringJoin"] = string_join;
-}
-
-}  // namespace tagflow::graph
+}  // namespace tagflow::ops::shape_fns
