@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "trace/names.hpp"
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/graph.hpp"
 #include "ops/kernel.hpp"
 

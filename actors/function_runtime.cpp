@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "graph/body_graph.hpp"
-#include "graph/lowering.hpp"
+#include "graph/functions/body_graph.hpp"
+#include "graph/functions/lowering.hpp"
 #include "graph/validate.hpp"
 #include "ops/op_def.hpp"
 #include "ops/truth_value.hpp"

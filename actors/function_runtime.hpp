@@ -14,7 +14,7 @@
 // and end (trace/event.hpp).
 //
 // Which functional nodes run as written is decided by a graph pass and
-// written on them (graph/run_as_written.hpp: no TF 1.x control flow,
+// written on them (graph/functions/run_as_written.hpp: no TF 1.x control flow,
 // Send/Recv or blocking kernel in what a node reaches, and, on a session
 // with several devices, no body node placed on a device of its own; such
 // nodes are lowered and partitioned like the caller's nodes); bodies are
@@ -30,7 +30,7 @@
 
 #include "actors/executable.hpp"
 #include "actors/iteration_state.hpp"
-#include "graph/function_library.hpp"
+#include "graph/functions/function_library.hpp"
 
 namespace tagflow::actors {
 
@@ -76,7 +76,7 @@ class FunctionRuntime final : public FunctionKernels {
   ~FunctionRuntime() override;
 
   // Every functional node an executable meets runs as written: a step
-  // graph's were marked so (graph/run_as_written.hpp) and the others
+  // graph's were marked so (graph/functions/run_as_written.hpp) and the others
   // lowered, and a body that runs as written calls only functions that
   // may too.
   bool runs(const graph::Node& n) const override;

@@ -1,5 +1,5 @@
 // A SavedModel loaded into a session, as TensorFlow Serving loads one: the
-// meta graph a tag picks (graph/saved_model.hpp), its variables restored by
+// meta graph a tag picks (graph/io/saved_model.hpp), its variables restored by
 // running the graph's own restore op with the checkpoint prefix fed to the
 // saver's filename tensor, its init op run (asset paths fed), and then its
 // signatures run by key: inputs by the signature's names, outputs printed
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "actors/session.hpp"
-#include "graph/saved_model.hpp"
+#include "graph/io/saved_model.hpp"
 
 namespace tagflow::actors {
 
@@ -29,7 +29,7 @@ struct SavedModelOptions {
   std::string checkpoint;
   SessionOptions session;
   // Applied to the meta graph before the session is made (e.g. adding the
-  // gradient of a signature's output, graph/gradients.hpp); an error ends
+  // gradient of a signature's output, graph/autodiff/gradients.hpp); an error ends
   // the load.
   std::function<ops::Status(graph::Graph*, const graph::MetaGraphInfo&)> transform;
 };

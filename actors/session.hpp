@@ -19,7 +19,7 @@
 
 #include "trace/sink.hpp"
 #include "graph/graph.hpp"
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 #include "graph/placement.hpp"
 #include "graph/step_plan.hpp"
 #include "ops/tensor.hpp"
@@ -147,7 +147,7 @@ class Session {
   // them). Functional ops are lowered per step, only those the step needs
   // (library functions are instantiated on demand, once per session:
   // graph::FunctionInstantiator), after calls were pointed at the
-  // implementation a CPU runs (graph/implementation_selection.hpp).
+  // implementation a CPU runs (graph/functions/implementation_selection.hpp).
   static ops::Expected<std::unique_ptr<Session>> create(graph::Graph g, SessionOptions options = {});
   // The options with the devices and every limit resolved — from the
   // options, else the configuration (the embedded default, then

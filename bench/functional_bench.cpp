@@ -23,9 +23,9 @@
 #include "actors/session.hpp"
 #include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
-#include "graph/builder.hpp"
-#include "graph/gradients.hpp"
-#include "graph/import.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/io/import.hpp"
 
 using namespace tagflow;
 using graph::GraphBuilder;

@@ -1,4 +1,4 @@
-// What gradients through a while loop cost at run time (graph/gradients.hpp,
+// What gradients through a while loop cost at run time (graph/autodiff/gradients.hpp,
 // docs/performance.md "Gradients"). Each figure is printed beside the
 // forward pass measured in the same run, the timings of the variants
 // interleaved repetition by repetition so that a noisy machine slows them
@@ -24,7 +24,7 @@
 #include "actors/session.hpp"
 #include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 
 using namespace tagflow;
 using graph::GraphBuilder;

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "bench/bench_util.hpp"
-#include "graph/control_flow.hpp"
-#include "graph/import.hpp"
+#include "graph/analysis/control_flow.hpp"
+#include "graph/io/import.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 

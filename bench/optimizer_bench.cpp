@@ -27,13 +27,13 @@
 #include "actors/session.hpp"
 #include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
-#include "graph/builder.hpp"
-#include "graph/import.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/import.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
-#include "graph/variables.hpp"
+#include "graph/io/variables.hpp"
 
 using namespace tagflow;
 using graph::GraphBuilder;

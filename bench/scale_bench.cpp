@@ -26,7 +26,7 @@
 #include "actors/session.hpp"
 #include "bench/bench_util.hpp"
 #include "graph/device.hpp"
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 #include "graph/placement.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/step_graph.hpp"

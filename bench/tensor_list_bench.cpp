@@ -19,7 +19,7 @@
 
 #include "actors/session.hpp"
 #include "bench/bench_util.hpp"
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 #include "ops/op_def.hpp"
 #include "ops/variant.hpp"
 

@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "actors/session.hpp"
-#include "graph/builder.hpp"
-#include "graph/export.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/export.hpp"
 #include "graph/optimize/optimizer.hpp"
 
 using namespace tagflow;

@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "actors/session.hpp"
-#include "graph/builder.hpp"
-#include "graph/export.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/export.hpp"
 
 using tagflow::graph::GraphBuilder;
 using tagflow::graph::Output;

@@ -23,7 +23,7 @@
 
 #include "actors/session.hpp"
 #include "gradient_programs.hpp"
-#include "graph/gradients.hpp"
+#include "graph/autodiff/gradients.hpp"
 
 namespace {
 

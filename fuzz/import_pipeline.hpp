@@ -5,7 +5,7 @@
 // partitioning). An input may
 // fail at any stage with an error (most do); a crash, a sanitizer report, a
 // hang, or a broken documented invariant is a finding:
-//   - import(export(g)) equals g (graph/export.hpp), as text and as binary;
+//   - import(export(g)) equals g (graph/io/export.hpp), as text and as binary;
 //   - the partitions of a placed step graph are valid graphs whose frames
 //     analyse (graph/partition.hpp).
 #pragma once
@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/device.hpp"
-#include "graph/export.hpp"
-#include "graph/import.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/io/export.hpp"
+#include "graph/io/import.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/partition.hpp"
 #include "graph/placement.hpp"
 #include "graph/step_plan.hpp"

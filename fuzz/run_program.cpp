@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "graph/builder.hpp"
-#include "graph/import.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/import.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/validate.hpp"
 
 namespace tagflow::fuzz {

@@ -3,7 +3,7 @@
 // Nodes are stored densely and named; a NodeId is an index. Each node keeps
 // its data inputs (producer node and output port, in order) and its control
 // inputs; the consumers of every node are derived (out_edges). Attrs are
-// plain ops::AttrValue. A Graph is built by import (graph/import.hpp) or by
+// plain ops::AttrValue. A Graph is built by import (graph/io/import.hpp) or by
 // code, checked by validate() (graph/validate.hpp), and is immutable while
 // anything executes it: sharing a const Graph across threads is safe.
 //

@@ -7,7 +7,7 @@
 #include <optional>
 #include <tuple>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/device.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"

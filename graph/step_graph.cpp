@@ -8,9 +8,9 @@
 #include <map>
 #include <tuple>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/device.hpp"
-#include "graph/function_instantiator.hpp"
+#include "graph/functions/function_instantiator.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 

@@ -12,7 +12,9 @@
 
 namespace tagflow::graph {
 
+inline namespace functions {
 class FunctionInstantiator;
+}  // namespace functions
 
 // "name" (port 0) or "name:k"; an error names the text.
 Expected<Endpoint> parse_endpoint(const Graph& g, const std::string& text);

@@ -20,7 +20,9 @@
 
 namespace tagflow::graph {
 
+inline namespace functions {
 class FunctionInstantiator;
+}  // namespace functions
 
 struct StepSignature {
   std::vector<std::string> feeds;    // "name[:port]"
@@ -33,7 +35,7 @@ struct StepPlanOptions {
   PlacementOptions placement;
   std::vector<const optimize::Pass*> passes;  // none: the graph as the step needs it
   int64_t max_constant_bytes = int64_t{10} << 20;  // no folded constant larger
-  // Lowers what cannot run as written (graph/function_instantiator.hpp);
+  // Lowers what cannot run as written (graph/functions/function_instantiator.hpp);
   // nullptr: a graph without functional ops.
   FunctionInstantiator* functions = nullptr;
   // node name -> device for nodes that make a resource (resource_devices);

@@ -7,8 +7,8 @@
 #include <functional>
 #include <set>
 
-#include "graph/function_library.hpp"
-#include "graph/implementation_selection.hpp"
+#include "graph/functions/function_library.hpp"
+#include "graph/functions/implementation_selection.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/step_graph.hpp"
 

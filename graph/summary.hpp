@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/graph.hpp"
 
 namespace tagflow::graph {
@@ -33,7 +33,7 @@ struct FunctionSummary {
   std::vector<std::string> ops_without_kernel;  // sorted, with node counts
   // Called by a node of the graph, directly or through other functions
   // (func attrs: call targets, branches, bodies), after implementation
-  // selection (graph/implementation_selection.hpp).
+  // selection (graph/functions/implementation_selection.hpp).
   bool reachable = false;
   bool reachable_from_fetches = false;  // the same from the fetches' nodes only
 };

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "actors/messages.hpp"
-#include "graph/export.hpp"
+#include "graph/io/export.hpp"
 #include "net/remote.hpp"
 
 namespace tagflow::net {

@@ -12,7 +12,7 @@
 #include "actors/partition_actor.hpp"
 #include "actors/session_config.hpp"
 #include "net/cluster_hosts.hpp"
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 #include "graph/validate.hpp"
 #include "net/remote.hpp"
 #include "ops/resource.hpp"

@@ -83,7 +83,7 @@ class OpDef {
   // Its kernel may wait for another step (a queue's enqueue and dequeue):
   // the executor never lets it wait on a scheduler thread, and a function
   // body with such a node is lowered rather than run as written
-  // (graph/run_as_written.hpp). The kernel says so too (Kernel::may_block).
+  // (graph/functions/run_as_written.hpp). The kernel says so too (Kernel::may_block).
   OpDef& blocking() { blocking_ = true; return *this; }
   OpDef& role(OpRole r) { role_ = r; return *this; }
   // Its static shape rule (ops/shape_fns.hpp): what graph/ shape inference

@@ -1,7 +1,7 @@
 // What an op's shape function sees and gives (OpDef::shape_fn): the
 // partial shapes, dtypes and statically known values of a node's inputs,
 // its attrs, and the outputs it sets. Static shape inference
-// (graph/shape_inference.hpp) runs one per node to a fixed point; the
+// (graph/shapes/shape_inference.hpp) runs one per node to a fixed point; the
 // rules themselves are declared with their ops (ops/shape_fns.hpp). An
 // op whose exact rule is not written gives unknown shapes. Plain values:
 // a context lives for one call of a shape function.
@@ -95,7 +95,7 @@ class InferenceContext {
   // contradicts the others.
   Status merged_inputs(PartialShape* out) const;
 
-  // How the functional ops' rules (graph/functional_shape_functions.hpp)
+  // How the functional ops' rules (graph/shapes/functional_shape_functions.hpp)
   // follow their functions; nullptr when calls are not followed.
   const CallFn* call() const { return call_; }
   // The graph's producer version (GraphDef versions), for rules that

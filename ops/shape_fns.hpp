@@ -6,7 +6,7 @@
 // nn_shape_fns.cpp (convolution, pooling, normalisation, cells) and
 // state_shape_fns.cpp (variables, queues, lists, control flow). The
 // functional ops' rules follow their functions through the library and
-// live in graph/functional_shape_functions.hpp. What a rule sees:
+// live in graph/shapes/functional_shape_functions.hpp. What a rule sees:
 // ops/shape_fn.hpp.
 #pragma once
 

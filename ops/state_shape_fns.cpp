@@ -3,9 +3,9 @@
 // TensorLists, optionals, checkpoints, summaries and asserts; the
 // control-flow and transfer primitives (Switch, Enter, Exit,
 // NextIteration pass their input's shape through; Merge is the fixed
-// point's own rule, in graph/shape_inference.cpp; a _Recv has the shapes
+// point's own rule, in graph/shapes/shape_inference.cpp; a _Recv has the shapes
 // it declares). The functional ops' rules follow their functions and live
-// with the function library (graph/functional_shape_functions.hpp).
+// with the function library (graph/shapes/functional_shape_functions.hpp).
 #include "ops/shape_fns.hpp"
 
 namespace tagflow::ops::shape_fns {

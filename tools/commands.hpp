@@ -24,7 +24,7 @@ void print_tensor(const std::string& name, const ops::Tensor& t, int64_t max_pri
 // With `fetches`, also which library functions those fetches reach.
 int inspect_graph(const std::string& path, const std::vector<std::string>& fetches = {});
 // `tagflow inspect --shapes`: "name:port dtype shape" per output of every
-// node (graph/shape_inference.hpp).
+// node (graph/shapes/shape_inference.hpp).
 int inspect_shapes(const std::string& path);
 // Prints docs/ops.md: every registered op, its signature, attrs and kernel.
 int list_ops();

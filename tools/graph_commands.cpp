@@ -2,12 +2,12 @@
 #include <cstdio>
 #include <string>
 
-#include "graph/control_flow.hpp"
-#include "graph/export.hpp"
-#include "graph/gradients.hpp"
-#include "graph/import.hpp"
-#include "graph/lower_functional.hpp"
-#include "graph/shape_inference.hpp"
+#include "graph/analysis/control_flow.hpp"
+#include "graph/io/export.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/io/import.hpp"
+#include "graph/functions/lower_functional.hpp"
+#include "graph/shapes/shape_inference.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/summary.hpp"
 #include "graph/validate.hpp"

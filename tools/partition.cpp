@@ -10,8 +10,8 @@
 #include "actors/session.hpp"
 #include "net/cluster_hosts.hpp"
 #include "graph/device.hpp"
-#include "graph/export.hpp"
-#include "graph/import.hpp"
+#include "graph/io/export.hpp"
+#include "graph/io/import.hpp"
 #include "tools/commands.hpp"
 
 namespace tagflow::tools {

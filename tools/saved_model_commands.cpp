@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "actors/saved_model.hpp"
-#include "graph/saved_model.hpp"
+#include "graph/io/saved_model.hpp"
 #include "ops/example.hpp"
 #include "ops/tensor_literal.hpp"
 #include "tools/commands.hpp"

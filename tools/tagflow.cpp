@@ -6,7 +6,7 @@
 #include <new>
 #include <string>
 
-#include "graph/saved_model.hpp"
+#include "graph/io/saved_model.hpp"
 #include "tools/commands.hpp"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,8 @@
 #include "graph/analysis/loop_structure.hpp"
 #include "graph/analysis/topological.hpp"
 
-namespace tagflow::graph::analysis {
+namespace tagflow::graph {
+inline namespace analysis {
 
 using ops::OpRole;
 
@@ -81,4 +82,5 @@ CondState CondContexts::state_of_node(NodeId id) const {
   }
 }
 
-}  // namespace tagflow::graph::analysis
+}  // namespace analysis
+}  // namespace tagflow::graph

@@ -5,7 +5,7 @@
 // Switches of one cond (a cond switches each tensor it captures on its
 // own) stand for it through the first of them. Gradients of loops use it
 // to pop a forward value only in the iterations that pushed it
-// (graph/gradients.cpp).
+// (graph/autodiff/gradients.cpp).
 #pragma once
 
 #include <cstdint>
@@ -13,10 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/graph.hpp"
 
-namespace tagflow::graph::analysis {
+namespace tagflow::graph {
+inline namespace analysis {
 
 using CondState = std::vector<std::pair<NodeId, int>>;
 
@@ -49,4 +50,5 @@ class CondContexts {
   mutable std::unordered_map<int64_t, NodeId> cond_switch_;  // predicate -> its first Switch
 };
 
-}  // namespace tagflow::graph::analysis
+}  // namespace analysis
+}  // namespace tagflow::graph

@@ -1,6 +1,7 @@
 #include "graph/analysis/loop_structure.hpp"
 
-namespace tagflow::graph::analysis {
+namespace tagflow::graph {
+inline namespace analysis {
 
 using ops::OpRole;
 
@@ -31,4 +32,5 @@ bool is_loop_merge(const Graph& g, NodeId id) {
   return false;
 }
 
-}  // namespace tagflow::graph::analysis
+}  // namespace analysis
+}  // namespace tagflow::graph

@@ -2,7 +2,8 @@
 
 #include <deque>
 
-namespace tagflow::graph::analysis {
+namespace tagflow::graph {
+inline namespace analysis {
 
 namespace {
 
@@ -42,4 +43,5 @@ std::vector<NodeId> topological_order(const Graph& g) {
   return order;
 }
 
-}  // namespace tagflow::graph::analysis
+}  // namespace analysis
+}  // namespace tagflow::graph

@@ -7,10 +7,12 @@
 
 #include "graph/graph.hpp"
 
-namespace tagflow::graph::analysis {
+namespace tagflow::graph {
+inline namespace analysis {
 
 // Every node once; nodes on a cycle that does not pass a NextIteration ->
 // Merge edge (an invalid graph) come last, in id order.
 std::vector<NodeId> topological_order(const Graph& g);
 
-}  // namespace tagflow::graph::analysis
+}  // namespace analysis
+}  // namespace tagflow::graph

@@ -29,7 +29,7 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/analysis/topological.hpp"
-#include "graph/shape_inference.hpp"
+#include "graph/shapes/shape_inference.hpp"
 #include "ops/op_def.hpp"
 
 namespace tagflow::graph::optimize {

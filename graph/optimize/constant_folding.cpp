@@ -28,7 +28,7 @@
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
 #include "graph/analysis/topological.hpp"
-#include "graph/shape_inference.hpp"
+#include "graph/shapes/shape_inference.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"
 
@@ -51,7 +51,7 @@ bool foldable_types(const Node& n) {
 }
 
 // The value of Shape, Size or Rank of an input whose static shape is known
-// (graph/shape_inference.hpp); nullopt otherwise.
+// (graph/shapes/shape_inference.hpp); nullopt otherwise.
 std::optional<ops::Tensor> shape_value(const Node& n, const ops::PartialShape& s) {
   if (n.op == "Rank") {
     if (s.unknown_rank) return std::nullopt;

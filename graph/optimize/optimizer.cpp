@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "graph/implementation_selection.hpp"
+#include "graph/functions/implementation_selection.hpp"
 #include "graph/optimize/rewrite.hpp"
 
 namespace tagflow::graph::optimize {

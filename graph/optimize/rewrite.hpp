@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/graph.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "ops/tensor.hpp"

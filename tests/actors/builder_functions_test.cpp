@@ -1,4 +1,4 @@
-// GraphBuilder's TensorFlow 2 form (graph/builder_functions.cpp): library
+// GraphBuilder's TensorFlow 2 form (graph/builder/builder_functions.cpp): library
 // functions built in builders of their own, called by PartitionedCall,
 // StatelessIf, StatelessWhile and For — the same values as the TF 1
 // constructions of the same builder, in every mode, before and after an
@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "graph/builder.hpp"
-#include "graph/export.hpp"
-#include "graph/import.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/export.hpp"
+#include "graph/io/import.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "session_test_util.hpp"
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <functional>
 
-#include "graph/builder.hpp"
-#include "graph/export.hpp"
-#include "graph/import.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/export.hpp"
+#include "graph/io/import.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

@@ -11,8 +11,8 @@
 #include <cmath>
 #include <optional>
 
-#include "graph/builder.hpp"
-#include "graph/gradients.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/autodiff/gradients.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "gradient_check.hpp"
 #include "session_test_util.hpp"

@@ -8,11 +8,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "graph/builder.hpp"
-#include "graph/export.hpp"
-#include "graph/gradients.hpp"
-#include "graph/import.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/export.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/io/import.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/validate.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "session_test_util.hpp"

@@ -3,10 +3,10 @@
 // references are TensorFlow's ("arg", "node:out_arg:index").
 #include <boost/test/unit_test.hpp>
 
-#include "graph/builder.hpp"
-#include "graph/function_def_writer.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/functions/function_def_writer.hpp"
 #include "graph/proto/graph_def.pb.h"
-#include "graph/tensor_proto.hpp"
+#include "graph/io/tensor_proto.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

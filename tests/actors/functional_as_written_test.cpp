@@ -6,13 +6,13 @@
 // limit; one instance per function; the bodies that are lowered anyway.
 #include <boost/test/unit_test.hpp>
 
-#include "graph/run_as_written.hpp"
+#include "graph/functions/run_as_written.hpp"
 
 #include <fstream>
 #include <sstream>
 
 #include "actors/function_runtime.hpp"
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 #include "ops/truth_value.hpp"
 #include "session_test_util.hpp"
 #include "test_graphs.hpp"

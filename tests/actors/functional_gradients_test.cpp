@@ -1,4 +1,4 @@
-// gradients() with GradientOptions::functional (graph/functional_gradients.hpp):
+// gradients() with GradientOptions::functional (graph/autodiff/functional_gradients.hpp):
 // calls, If and Case differentiated as functional ops, checked against
 // central finite differences in float64, against the gradient of the
 // lowered graph, after lowering the gradient graph itself, and a second
@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "graph/builder.hpp"
-#include "graph/gradients.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 #include "gradient_check.hpp"

@@ -1,5 +1,5 @@
 // TensorFlow 2 functional control flow run by value, lowered by the session
-// (graph/lower_functional.hpp): the corpus graphs with functions, functional
+// (graph/functions/lower_functional.hpp): the corpus graphs with functions, functional
 // While/If/Case graphs of tests/data/functional, and a functional While
 // against its v1 twin — same values, same iterations in the message trace.
 #include <boost/test/unit_test.hpp>

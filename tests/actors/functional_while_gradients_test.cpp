@@ -1,5 +1,5 @@
 // gradients() with GradientOptions::functional through While / StatelessWhile
-// (graph/while_gradients.cpp): loops built in GraphBuilder's tf2 style,
+// (graph/autodiff/while_gradients.cpp): loops built in GraphBuilder's tf2 style,
 // differentiated as functional ops, checked against central finite
 // differences in float64 and against the gradient of the lowered graph;
 // the gradient of a While is a While, the forward While gains its
@@ -9,9 +9,9 @@
 #include <cmath>
 #include <tuple>
 
-#include "graph/builder.hpp"
-#include "graph/gradients.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
 #include "gradient_check.hpp"

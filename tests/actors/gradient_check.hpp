@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graph/graph.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/validate.hpp"
 
 namespace tagflow::testing {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 
 namespace tagflow::testing {
 

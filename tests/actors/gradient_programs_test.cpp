@@ -12,7 +12,7 @@
 #include <set>
 
 #include "gradient_programs.hpp"
-#include "graph/gradients.hpp"
+#include "graph/autodiff/gradients.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

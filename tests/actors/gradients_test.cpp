@@ -9,9 +9,9 @@
 #include <map>
 #include <set>
 
-#include "graph/builder.hpp"
-#include "graph/control_flow.hpp"
-#include "graph/gradients.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/analysis/control_flow.hpp"
+#include "graph/autodiff/gradients.hpp"
 #include "ops/resource.hpp"
 #include "trace/sink.hpp"
 #include "trace/trace.hpp"

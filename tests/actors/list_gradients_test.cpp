@@ -1,4 +1,4 @@
-// The gradients of the TensorList ops (graph/list_gradient_functions.cpp)
+// The gradients of the TensorList ops (graph/autodiff/list_gradient_functions.cpp)
 // with GradientOptions::functional: scalar float64 functions built from
 // list ops, their gradients against central finite differences and, taken
 // again, their second derivatives against central differences of the
@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "graph/builder.hpp"
-#include "graph/gradients.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/autodiff/gradients.hpp"
 #include "gradient_check.hpp"
 #include "session_test_util.hpp"
 

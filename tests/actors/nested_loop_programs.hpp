@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 #include "test_graphs.hpp"
 
 namespace tagflow::testing {

@@ -7,7 +7,7 @@
 // plain recursive evaluation of the same loops gives.
 #include <boost/test/unit_test.hpp>
 
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 #include "nested_loop_programs.hpp"
 #include "session_test_util.hpp"
 

@@ -17,9 +17,9 @@
 #include <set>
 
 #include "actors/session.hpp"
-#include "graph/builder.hpp"
-#include "graph/control_flow.hpp"
-#include "graph/import.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/analysis/control_flow.hpp"
+#include "graph/io/import.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/validate.hpp"
 #include "trace/check.hpp"

@@ -11,7 +11,7 @@
 #include <numeric>
 #include <thread>
 
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 #include "ops/resource.hpp"
 #include "session_test_util.hpp"
 

@@ -9,9 +9,9 @@
 
 #include <cmath>
 
-#include "graph/builder.hpp"
-#include "graph/gradients.hpp"
-#include "graph/lower_functional.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/validate.hpp"
 #include "gradient_check.hpp"
 #include "session_test_util.hpp"

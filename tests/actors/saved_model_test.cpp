@@ -14,7 +14,7 @@
 #include <random>
 
 #include "actors/saved_model.hpp"
-#include "graph/gradients.hpp"
+#include "graph/autodiff/gradients.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
 #include "ops/proto/example.pb.h"

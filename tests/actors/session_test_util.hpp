@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "actors/session.hpp"
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 
 namespace tagflow::testing {
 

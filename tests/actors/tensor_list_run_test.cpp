@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 #include "ops/variant.hpp"
 #include "session_test_util.hpp"
 

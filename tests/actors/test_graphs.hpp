@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 
 namespace tagflow::testing {
 

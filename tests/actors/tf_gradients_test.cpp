@@ -14,7 +14,7 @@
 #include <cmath>
 #include <random>
 
-#include "graph/gradients.hpp"
+#include "graph/autodiff/gradients.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
 #include "session_test_util.hpp"

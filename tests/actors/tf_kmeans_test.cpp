@@ -10,7 +10,7 @@
 #include <cmath>
 #include <random>
 
-#include "graph/variables.hpp"
+#include "graph/io/variables.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <utility>
 
-#include "graph/builder.hpp"
+#include "graph/builder/builder.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "actors/explorer.hpp"
-#include "graph/export.hpp"
+#include "graph/io/export.hpp"
 #include "difftest.hpp"
 #include "emit.hpp"
 #include "program.hpp"

@@ -7,8 +7,8 @@
 #include <functional>
 #include <map>
 
-#include "graph/builder.hpp"
-#include "graph/import.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/io/import.hpp"
 
 namespace tagflow::difftest {
 

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "graph/export.hpp"
-#include "graph/import.hpp"
+#include "graph/io/export.hpp"
+#include "graph/io/import.hpp"
 
 namespace tagflow::difftest {
 

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/validate.hpp"
 #include "graph_test_util.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "graph/graph.hpp"
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 
 namespace tagflow::graph::testing {
 

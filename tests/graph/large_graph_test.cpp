@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "graph/device.hpp"
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 #include "graph/placement.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "graph/control_flow.hpp"
+#include "graph/analysis/control_flow.hpp"
 #include "graph/device.hpp"
 #include "graph/partition.hpp"
 #include "graph/placement.hpp"

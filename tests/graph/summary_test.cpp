@@ -4,8 +4,8 @@
 // functions, after implementation selection.
 #include <boost/test/unit_test.hpp>
 
-#include "graph/control_flow.hpp"
-#include "graph/import.hpp"
+#include "graph/analysis/control_flow.hpp"
+#include "graph/io/import.hpp"
 #include "graph/summary.hpp"
 #include "graph/validate.hpp"
 

@@ -1,6 +1,6 @@
 #include <boost/test/unit_test.hpp>
 
-#include "graph/import.hpp"
+#include "graph/io/import.hpp"
 #include "graph/validate.hpp"
 #include "graph_test_util.hpp"
 
