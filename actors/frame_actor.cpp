@@ -134,13 +134,13 @@ void ActorIterationsFrame::start(int64_t iteration, std::vector<OutValue>&& valu
     a = spawn<IterationActor, caf::linked>(exec_, step_, caf::actor_cast<caf::actor>(this),
                                            book_.tag0().frame_instance(), index);
   }
-  running_.push_back({a, index});
+  running_.push({a, index});
   if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_started(at(iteration)));
   send(a, start_atom::value, frame_, book_.tag0().with_iteration(iteration), ValueBatch{std::move(values)});
 }
 
 void ActorIterationsFrame::deliver(int64_t iteration, std::vector<OutValue>&& values) {
-  const Running& r = running(iteration);
+  const Running& r = running_.at(iteration);
   if (trace::Sink* sink = step_->context.events) {
     const trace::ActorRef me = frame_ref(step_->context.partition, book_.tag0().frame_instance());
     const trace::ActorRef to = iteration_ref(step_->context.partition, book_.tag0().frame_instance(), r.index);
@@ -152,14 +152,14 @@ void ActorIterationsFrame::deliver(int64_t iteration, std::vector<OutValue>&& va
 }
 
 void ActorIterationsFrame::transfer(int64_t iteration, TransferBatch&& batch) {
-  send(running(iteration).actor, transfer_atom::value, std::move(batch));
+  send(running_.at(iteration).actor, transfer_atom::value, std::move(batch));
 }
 
 void ActorIterationsFrame::reported(const IterationReport& r) {
   trace::Sink* sink = step_->context.events;
   if (sink == nullptr) return;
   const trace::ActorRef from =
-      iteration_ref(step_->context.partition, book_.tag0().frame_instance(), running(r.iteration).index);
+      iteration_ref(step_->context.partition, book_.tag0().frame_instance(), running_.at(r.iteration).index);
   trace_received(trace::MessageKind::report, r.iteration, r.next_iterations, from);
   trace_received(trace::MessageKind::report, r.iteration, r.exits, from);
   sink->record(trace::message_received(at(r.iteration), trace::MessageKind::report, from,
@@ -169,9 +169,9 @@ void ActorIterationsFrame::reported(const IterationReport& r) {
 
 void ActorIterationsFrame::retire(int64_t iteration) {
   if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_done(at(iteration)));
-  Running& r = running_.front();
+  Running& r = running_.oldest();
   idle_.emplace_back(std::move(r.actor), r.index);
-  running_.pop_front();
+  running_.pop_oldest();
 }
 
 void ActorIterationsFrame::release_iterations() {
@@ -201,14 +201,14 @@ void InlineIterationsFrame::resume() {
 }
 
 void InlineIterationsFrame::queue(int64_t iteration) {
-  Running& r = running(iteration);
+  Running& r = running_.at(iteration);
   if (r.queued) return;
   r.queued = true;
   runnable_.push_back(iteration);
 }
 
 void InlineIterationsFrame::deliver_here(int64_t iteration, const std::vector<OutValue>& values) {
-  IterationState& state = *running(iteration).state;
+  IterationState& state = *running_.at(iteration).state;
   for (const OutValue& v : values) {
     Status s = state.deliver(v.item, v.value, v.dead);
     if (!s.ok()) return book_.fail(s);
@@ -225,7 +225,7 @@ void InlineIterationsFrame::start(int64_t iteration, std::vector<OutValue>&& val
     state = std::make_unique<IterationState>();
   }
   state->reset(*exec_, frame_, book_.tag0().with_iteration(iteration), step_->context);
-  running_.push_back({std::move(state), false});
+  running_.push({std::move(state), false});
   if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_started(at(iteration)));
   deliver_here(iteration, values);
   values.clear();
@@ -238,7 +238,7 @@ void InlineIterationsFrame::deliver(int64_t iteration, std::vector<OutValue>&& v
 
 void InlineIterationsFrame::transfer(int64_t iteration, TransferBatch&& batch) {
   if (step_->context.events != nullptr) trace_transfers(*step_, *exec_, at(iteration), trace_ref(), batch);
-  IterationState& state = *running(iteration).state;
+  IterationState& state = *running_.at(iteration).state;
   for (TransferValue& v : batch.values) {
     Status status = state.receive_transfer(v);
     if (!status.ok()) return book_.fail(status);
@@ -248,14 +248,14 @@ void InlineIterationsFrame::transfer(int64_t iteration, TransferBatch&& batch) {
 
 void InlineIterationsFrame::retire(int64_t iteration) {
   if (trace::Sink* sink = step_->context.events) sink->record(trace::iteration_done(at(iteration)));
-  idle_states_.push_back(std::move(running_.front().state));
-  running_.pop_front();
+  idle_states_.push_back(std::move(running_.oldest().state));
+  running_.pop_oldest();
 }
 
 void InlineIterationsFrame::on_computed(std::shared_ptr<KernelBatch>& batch, std::vector<int>& done) {
   const int64_t iteration = batch->iteration;
   if (book_.stopped() || !book_.is_active(iteration)) return;
-  Status s = running(iteration).state->complete(*batch, done);
+  Status s = running_.at(iteration).state->complete(*batch, done);
   if (!s.ok()) return book_.fail(s);
   queue(iteration);
   run_iterations();
@@ -281,7 +281,7 @@ void InlineIterationsFrame::run_iterations() {
     const int64_t iteration = runnable_.front();
     runnable_.pop_front();
     if (!book_.is_active(iteration)) continue;
-    Running& slot = running(iteration);
+    Running& slot = running_.at(iteration);
     slot.queued = false;
     IterationState& state = *slot.state;
     Status status = state.run(step_->context, outbox_);

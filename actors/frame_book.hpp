@@ -130,4 +130,26 @@ class FrameBook {
   bool stopped_ = false;
 };
 
+// What a host keeps for each iteration its book has started and not yet
+// retired, oldest first, found by iteration number: added in
+// FrameHost::start, dropped in FrameHost::retire (the book starts
+// iterations in order and retires the oldest), so it always spans the
+// book's active iterations.
+template <class T>
+class IterationWindow {
+ public:
+  explicit IterationWindow(const FrameBook& book) : book_(book) {}
+  T& at(int64_t iteration) { return items_[static_cast<size_t>(iteration - book_.oldest())]; }
+  // For the iteration the book has just started (the newest).
+  void push(T item) { items_.push_back(std::move(item)); }
+  T& oldest() { return items_.front(); }
+  // After FrameHost::retire of the oldest.
+  void pop_oldest() { items_.pop_front(); }
+  void clear() { items_.clear(); }
+
+ private:
+  const FrameBook& book_;
+  std::deque<T> items_;
+};
+
 }  // namespace tagflow::actors

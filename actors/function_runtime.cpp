@@ -57,11 +57,8 @@ class BodyRunner {
   // its results replace *rets.
   Status run(const FunctionRuntime::Body& body, const char* role, int64_t iteration, std::vector<Tensor>* rets,
              IterationState* state) {
-    if (chain_.depth > max_depth_)
-      return Status(Error::resource_exhausted,
-                    fmt::format("function bodies are nested {} deep, over the limit of {} (--max-frame-depth, "
-                                "[tagflow] max-frame-depth; at most {} run as written)",
-                                chain_.depth, max_depth_, FunctionRuntimeOptions::kMaxCallDepth));
+    TF_RETURN_IF_ERROR(StepGuard::check_frame_depth(
+        chain_.depth, max_depth_, fmt::format("function '{}' run as written by node '{}'", body.name, *chain_.node)));
     chain_.role = role;
     chain_.function = &body.name;
     chain_.iteration = iteration;

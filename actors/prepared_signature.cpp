@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "actors/coordinator.hpp"
 #include "actors/function_runtime.hpp"
 #include "actors/partition_actor.hpp"
 #include "actors/partition_hosts.hpp"
+#include "actors/session.hpp"
 #include "actors/step_guard.hpp"
 #include "graph/device.hpp"
 #include "ops/memory_budget.hpp"
@@ -55,11 +57,8 @@ std::string signature_key(const Feeds& feeds, const std::vector<std::string>& fe
 // Frames within frames beyond the limit, on any partition of a step.
 Status check_frame_depth(const Executable& exec, int64_t max_depth) {
   for (const graph::FrameInfo& f : exec.control_flow().frames)
-    if (f.depth > max_depth)
-      return Status(ops::Error::resource_exhausted,
-                    fmt::format("frame '{}' on partition {} is nested {} frames deep, over the "
-                                "limit of {} (--max-frame-depth, [tagflow] max-frame-depth)",
-                                f.name, exec.partition(), f.depth, max_depth));
+    TF_RETURN_IF_ERROR(StepGuard::check_frame_depth(
+        f.depth, max_depth, fmt::format("frame '{}' on partition {}", f.name, exec.partition())));
   return ops::ok_status();
 }
 
@@ -107,7 +106,7 @@ void record_request(trace::Sink& events, uint64_t step, const Feeds& feeds, cons
 }
 
 StepWaiter::Result run_on_callers_thread(const PreparedSignature& p, const Feeds& feeds, uint64_t step_id,
-                                       const CallerThreadLimits& limits) {
+                                       const StepLimits& limits) {
   const Executable& exec = *p.execs[0];
   const std::vector<ops::Tensor> feed_values = feeds_of(p, 0, feeds);
   auto memory = std::make_shared<ops::MemoryBudget>(limits.memory_limit);
@@ -150,6 +149,58 @@ StepWaiter::Result run_on_callers_thread(const PreparedSignature& p, const Feeds
   }
   if (!s.ok()) return s;
   return collect_fetches(exec, p.fetch_names, step_id, fetches.values);
+}
+
+StepLimits step_limits(const SessionOptions& options) {
+  StepLimits l;
+  l.memory_limit = *options.memory_limit;
+  l.max_iterations = *options.max_iterations;
+  l.strict_merge = options.strict_merge;
+  l.no_shortcuts = options.no_shortcuts;
+  l.timeout = options.timeout;
+  return l;
+}
+
+ExecutionPolicy execution_policy_of(const SessionOptions& options) {
+  ExecutionPolicy policy;
+  policy.shortcuts = !options.no_shortcuts;
+  policy.events = options.events != nullptr;
+  policy.deterministic = options.deterministic;
+  policy.timeout = options.timeout.count() > 0;
+  return policy;
+}
+
+StepLaunch launch_of(const PreparedSignature& p, const Feeds& feeds, const StepLimits& limits,
+                     std::shared_ptr<StepWaiter> waiter) {
+  const size_t n = p.partitions.size();
+  StepLaunch launch;
+  launch.waiter = std::move(waiter);
+  launch.partitions = p.partitions;
+  launch.names = p.partition_places;
+  if (limits.timeout.count() > 0) launch.deadline = std::chrono::steady_clock::now() + limits.timeout;
+  launch.starts.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    StepStart& s = launch.starts[i];
+    s.max_iterations = limits.max_iterations;
+    s.memory_limit = limits.memory_limit;
+    s.strict_merge = limits.strict_merge;
+    s.no_shortcuts = limits.no_shortcuts;
+    s.feeds = feeds_of(p, i, feeds);
+  }
+  return launch;
+}
+
+RemotePartition remote_partition_of(const PreparedSignature& p, size_t i, const std::vector<std::string>& fetches,
+                                    caf::actor client) {
+  RemotePartition r;
+  r.device = p.partition_devices[i];
+  r.name = p.partition_names[i];
+  r.graph = &p.execs[i]->graph();
+  r.devices = p.partition_devices;
+  r.index = static_cast<int>(i);
+  r.fetch_names = fetches;
+  r.client = std::move(client);
+  return r;
 }
 
 }  // namespace tagflow::actors

@@ -8,6 +8,7 @@
 
 #include <caf/all.hpp>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "actors/executable.hpp"
+#include "actors/execution_plan.hpp"
 #include "actors/iteration_state.hpp"
 #include "actors/step_waiter.hpp"
 #include "graph/step_graph.hpp"
@@ -60,6 +62,9 @@ struct PreparedSignature {
 // `max_frame_depth` are refused.
 class PartitionHosts;
 class FunctionRuntime;
+struct RemotePartition;
+struct StepLaunch;
+struct SessionOptions;
 ops::Expected<std::shared_ptr<PreparedSignature>> prepare_signature(graph::StepPlan& plan, size_t num_feeds,
                                                                     const PartitionHosts* hosts,
                                                                     const FunctionRuntime* runtime,
@@ -86,18 +91,33 @@ Status check_frame_depth(const Executable& exec, int64_t max_depth);
 void record_request(trace::Sink& events, uint64_t step, const Feeds& feeds, const std::vector<std::string>& fetches,
                     const std::vector<std::string>& targets);
 
-// What a step on the caller's thread is held to.
-struct CallerThreadLimits {
-  int64_t memory_limit = 0;
-  int64_t max_iterations = 0;
+// What every step is held to, from the session's (resolved) options.
+struct StepLimits {
+  int64_t memory_limit = 0;    // bytes a partition's tensors may hold
+  int64_t max_iterations = 0;  // per frame instance; 0: unbounded
   bool strict_merge = false;
+  bool no_shortcuts = false;
+  std::chrono::nanoseconds timeout{0};  // per step; 0: none
 };
+StepLimits step_limits(const SessionOptions& options);
+// The session's side of the execution plan (actors/execution_plan.hpp).
+ExecutionPolicy execution_policy_of(const SessionOptions& options);
+
+// What the coordinator starts for one step of `p` run by its partition
+// actors (its step id is set when the step is started): per partition the
+// feeds it reads and the limits, and the step's deadline.
+StepLaunch launch_of(const PreparedSignature& p, const Feeds& feeds, const StepLimits& limits,
+                     std::shared_ptr<StepWaiter> waiter);
+
+// What a worker process is asked to run for partition `i` of `p`.
+RemotePartition remote_partition_of(const PreparedSignature& p, size_t i, const std::vector<std::string>& fetches,
+                                    caf::actor client);
 
 // A step of `p` (its direct_resources set) on the caller's thread: the
 // partition's root iteration runs here as its partition actor would run
 // it (PartitionActor::run_inline), with nothing to wait for — no kernel
 // batches, transfers or child frames.
 StepWaiter::Result run_on_callers_thread(const PreparedSignature& p, const Feeds& feeds, uint64_t step_id,
-                                         const CallerThreadLimits& limits);
+                                         const StepLimits& limits);
 
 }  // namespace tagflow::actors

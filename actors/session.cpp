@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 
@@ -19,12 +18,11 @@
 #include "actors/step_waiter.hpp"
 #include "graph/functions/function_instantiator.hpp"
 #include "graph/functions/implementation_selection.hpp"
-#include "graph/optimize/optimizer.hpp"
 #include "graph/functions/run_as_written.hpp"
-#include "graph/step_plan.hpp"
+#include "graph/optimize/optimizer.hpp"
 #include "graph/shapes/shape_inference.hpp"
+#include "graph/step_plan.hpp"
 #include "graph/validate.hpp"
-#include "ops/memory_budget.hpp"
 #include "ops/resource.hpp"
 
 namespace tagflow::actors {
@@ -73,28 +71,12 @@ struct Session::Impl {
 
   ops::Expected<caf::actor> spawn_partition(const PreparedSignature& p, size_t i, const std::vector<std::string>& fetches) {
     const std::string& device = p.partition_devices[i];
-    if (options.hosts && options.hosts->is_remote(device)) {
-      RemotePartition r;
-      r.device = device;
-      r.name = p.partition_names[i];
-      r.graph = &p.execs[i]->graph();
-      r.devices = p.partition_devices;
-      r.index = static_cast<int>(i);
-      r.fetch_names = fetches;
-      r.client = coordinator;
-      return options.hosts->spawn(system, r);
-    }
+    if (options.hosts && options.hosts->is_remote(device))
+      return options.hosts->spawn(system, remote_partition_of(p, i, fetches, coordinator));
     PartitionEnv env{resources_of(device), workers, options.events, static_cast<int32_t>(i),
                      options.protocol_mutant == SessionOptions::ProtocolMutant::partition_drops_early_transfers,
                      !options.deterministic};
     return system.spawn<PartitionActor>(p.execs[i], fetches, std::move(env));
-  }
-
-  graph::PartitionMutant partition_mutant() const {
-    graph::PartitionMutant m;
-    m.indicators_ignore_control_inputs =
-        options.protocol_mutant == SessionOptions::ProtocolMutant::indicators_ignore_control_inputs;
-    return m;
   }
 
   ops::Expected<std::shared_ptr<const PreparedSignature>> prepare(const Feeds& feeds, const std::vector<std::string>& fetches,
@@ -111,12 +93,7 @@ struct Session::Impl {
     TF_ASSIGN_OR_RETURN(std::shared_ptr<PreparedSignature> p,
                         prepare_signature(plan, feeds.size(), options.hosts.get(), runtime.get(),
                                           *options.max_frame_depth));
-    ExecutionPolicy policy;
-    policy.shortcuts = !options.no_shortcuts;
-    policy.events = options.events != nullptr;
-    policy.deterministic = options.deterministic;
-    policy.timeout = options.timeout.count() > 0;
-    if (plan_execution(p->execs, p->remote, policy).on_callers_thread) {
+    if (plan_execution(p->execs, p->remote, execution_policy_of(options)).on_callers_thread) {
       // Its steps run on the callers' threads: no partition actor.
       p->direct_resources = resources_of(p->partition_devices[0]);
       p->fetch_names = plan.fetches;
@@ -153,7 +130,8 @@ struct Session::Impl {
     o.max_constant_bytes = *options.memory_limit;
     o.functions = functions.get();
     o.resource_devices = &*resource_devices;
-    o.mutant = partition_mutant();
+    o.mutant.indicators_ignore_control_inputs =
+        options.protocol_mutant == SessionOptions::ProtocolMutant::indicators_ignore_control_inputs;
     return graph::plan_step(graph, step, o);
   }
 
@@ -230,14 +208,12 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
     graph::RunAsWrittenOptions ro;
     ro.several_devices = impl->options.devices.size() > 1;
     graph::mark_run_as_written(&impl->graph, ro);
-  }
-  impl->functions = std::make_unique<graph::FunctionInstantiator>(impl->graph, *impl->options.max_nodes);
-  if (!*impl->options.lower_functional) {
     FunctionRuntimeOptions fo;
     fo.max_iterations = *impl->options.max_iterations;
     fo.max_depth = std::min(*impl->options.max_frame_depth, FunctionRuntimeOptions::kMaxCallDepth);
     impl->runtime = std::make_unique<FunctionRuntime>(impl->graph, fo);
   }
+  impl->functions = std::make_unique<graph::FunctionInstantiator>(impl->graph, *impl->options.max_nodes);
   impl->devices = impl->options.devices;
   TF_ASSIGN_OR_RETURN(impl->passes, graph::optimize::parse_pass_list(*impl->options.optimize));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -269,7 +245,6 @@ size_t Session::resident_actors() const {
   return n;
 }
 
-
 ops::Expected<graph::StepPlan> Session::plan(const graph::StepSignature& step) const {
   std::lock_guard<std::mutex> lock(impl_->prepare_mu);
   return impl_->plan_step(step);
@@ -297,30 +272,12 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
       std::lock_guard<std::mutex> starting(impl.start_mu);
       step_id = impl.next_step++;
     }
-    CallerThreadLimits limits;
-    limits.memory_limit = *impl.options.memory_limit;
-    limits.max_iterations = *impl.options.max_iterations;
-    limits.strict_merge = impl.options.strict_merge;
-    StepWaiter::Result direct = run_on_callers_thread(*p, feeds, step_id, limits);
+    StepWaiter::Result direct = run_on_callers_thread(*p, feeds, step_id, step_limits(impl.options));
     if (!direct.ok()) return impl.with_call_chain(direct.status());
     return direct;
   }
-  const size_t n = p->partitions.size();
-  auto waiter = std::make_shared<StepWaiter>(static_cast<int>(n));
-  StepLaunch launch;
-  launch.waiter = waiter;
-  launch.partitions = p->partitions;
-  launch.names = p->partition_places;
-  if (impl.options.timeout.count() > 0) launch.deadline = std::chrono::steady_clock::now() + impl.options.timeout;
-  launch.starts.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    StepStart& s = launch.starts[i];
-    s.max_iterations = *impl.options.max_iterations;
-    s.memory_limit = *impl.options.memory_limit;
-    s.strict_merge = impl.options.strict_merge;
-    s.no_shortcuts = impl.options.no_shortcuts;
-    s.feeds = feeds_of(*p, i, feeds);
-  }
+  auto waiter = std::make_shared<StepWaiter>(static_cast<int>(p->partitions.size()));
+  StepLaunch launch = launch_of(*p, feeds, step_limits(impl.options), waiter);
   {
     std::lock_guard<std::mutex> starting(impl.start_mu);
     const uint64_t step_id = impl.next_step++;

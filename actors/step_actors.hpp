@@ -115,9 +115,8 @@ class ActorIterationsFrame final : public FrameActor {
   void reported(const IterationReport& r) override;
   void retire(int64_t iteration) override;
   void release_iterations() override;
-  Running& running(int64_t iteration) { return running_[static_cast<size_t>(iteration - book_.oldest())]; }
 
-  std::deque<Running> running_;  // the book's active iterations, oldest first
+  IterationWindow<Running> running_{book_};
   std::vector<std::pair<caf::actor, int64_t>> idle_;  // with their numbers
   int64_t spawned_ = 0;  // iteration actors made
 };
@@ -152,9 +151,8 @@ class InlineIterationsFrame final : public FrameActor {
   // Hands values to one iteration and queues it.
   void deliver_here(int64_t iteration, const std::vector<OutValue>& values);
   void queue(int64_t iteration);
-  Running& running(int64_t iteration) { return running_[static_cast<size_t>(iteration - book_.oldest())]; }
 
-  std::deque<Running> running_;  // the book's active iterations, oldest first
+  IterationWindow<Running> running_{book_};
   std::vector<std::unique_ptr<IterationState>> idle_states_;
   std::deque<int64_t> runnable_;  // iterations with work, in order
   Outbox outbox_;

@@ -28,6 +28,13 @@ ops::Status StepGuard::check_cancelled(const std::string& where) const {
   return ops::Status(ops::Error::cancelled, fmt::format("step {} was cancelled{}", step_id, where));
 }
 
+ops::Status StepGuard::check_frame_depth(int64_t depth, int64_t limit, const std::string& what) {
+  if (depth <= limit) return ops::ok_status();
+  return ops::Status(ops::Error::resource_exhausted,
+                     fmt::format("{} is nested {} frames deep, over the limit of {} (--max-frame-depth, [tagflow] "
+                                 "max-frame-depth)", what, depth, limit));
+}
+
 ops::Status StepGuard::check_loop_at(int64_t iteration, const char* what) const {
   if (over_iterations(iteration)) return iterations_exceeded(what);
   const std::string where = fmt::format(" in iteration {} of {}", iteration, what);

@@ -1,13 +1,15 @@
 // The limits a step runs under, with one check and one error text each,
-// whoever checks: its deadline (--timeout), its cancellation, and the
+// whoever checks: its deadline (--timeout), its cancellation, the
 // iterations a frame instance or a loop run as written may take
-// (--max-iterations). The checkers are the places where a step makes
-// progress — a frame on each iteration report and before each new
-// iteration, a partition's inline root iteration, a While or For run as
-// written every kCheckEvery iterations, the partition's timer — so that a
-// busy loop cannot keep a timer from ever running. (The frame depth is
-// checked once, when a step is prepared; docs/errors.md, "Limits".) Plain
-// values; copied into every step's shared state.
+// (--max-iterations), and how deep frames may nest (--max-frame-depth).
+// The checkers are the places where a step makes progress — a frame on
+// each iteration report and before each new iteration, a partition's
+// inline root iteration, a While or For run as written every kCheckEvery
+// iterations, the partition's timer — so that a busy loop cannot keep a
+// timer from ever running. The frame depth is the session's: checked once
+// for the frames of a prepared step's partitions, and for bodies run as
+// written each time one starts (docs/errors.md, "Limits"). Plain values;
+// copied into every step's shared state.
 #pragma once
 
 #include <chrono>
@@ -47,6 +49,11 @@ struct StepGuard {
   ops::Status iterations_exceeded(const std::string& what) const;
   // "step 3 was cancelled" + `where`, once the cancellation is.
   ops::Status check_cancelled(const std::string& where) const;
+  // `what` ("frame 'w/inner' on partition CPU:0", "function 'body' run as
+  // written by node 'w'") + " is nested D frames deep, over the limit of N
+  // (--max-frame-depth, [tagflow] max-frame-depth)" when `depth` is past
+  // `limit`.
+  static ops::Status check_frame_depth(int64_t depth, int64_t limit, const std::string& what);
   // The three, as a loop run as written checks them at `iteration`:
   // iterations always, the clock and the cancellation every kCheckEvery.
   ops::Status check_loop(int64_t iteration, const char* what) const {

@@ -12,10 +12,6 @@ inline namespace autodiff {
 namespace {
 
 using namespace gradient_util;
-using ops::AttrMap;
-
-#define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
-
 
 Status reshape_like_input(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -25,7 +21,6 @@ Status reshape_like_input(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status concat_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -51,7 +46,6 @@ Status concat_grad(C& c) {
   return ok_status();
 }
 
-
 Status pack_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   const int n = c.num_inputs();
@@ -60,7 +54,6 @@ Status pack_grad(C& c) {
   for (int i = 0; i < n; ++i) c.set(i, parts[static_cast<size_t>(i)]);
   return ok_status();
 }
-
 
 Status unpack_grad(C& c) {
   std::vector<Endpoint> parts;
@@ -73,7 +66,6 @@ Status unpack_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status split_grad(C& c, int value_input, int axis_input) {
   std::vector<Endpoint> parts;
@@ -88,7 +80,6 @@ Status split_grad(C& c, int value_input, int axis_input) {
   return ok_status();
 }
 
-
 Status slice_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   TRY(Endpoint x, c.input(0));
@@ -101,7 +92,6 @@ Status slice_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status strided_slice_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -117,7 +107,6 @@ Status strided_slice_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status tile_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -138,7 +127,6 @@ Status tile_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status gather_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -184,7 +172,6 @@ Status gather_grad(C& c) {
   return ok_status();
 }
 
-
 Status transpose_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   TRY(Endpoint perm, c.input(1));
@@ -193,7 +180,6 @@ Status transpose_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status fill_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -206,7 +192,6 @@ Status fill_grad(C& c) {
   return ok_status();
 }
 
-
 Status broadcast_to_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   TRY(Endpoint x, c.input(0));
@@ -218,7 +203,6 @@ Status broadcast_to_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 // Pad and PadV2: the gradient is the slice of dy where x was written.
 Status pad_grad(C& c) {
@@ -238,7 +222,6 @@ Status pad_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 // Gather (axis 0): the rows of dy summed into the rows they were taken from.
 Status gather_v1_grad(C& c) {
@@ -261,7 +244,6 @@ Status gather_v1_grad(C& c) {
   return ok_status();
 }
 
-
 // GatherNd: dy scattered back (and summed) where the tuples took it from.
 Status gather_nd_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -273,7 +255,6 @@ Status gather_nd_grad(C& c) {
   return ok_status();
 }
 
-
 // ScatterNd: each update's gradient is dy at the slice it went to.
 Status scatter_nd_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -283,7 +264,6 @@ Status scatter_nd_grad(C& c) {
   return ok_status();
 }
 
-
 Status reverse_v2_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   TRY(Endpoint axis, c.input(1));
@@ -291,7 +271,6 @@ Status reverse_v2_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status reverse_sequence_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -307,28 +286,27 @@ Status reverse_sequence_grad(C& c) {
 }  // namespace
 
 void add_array_gradients(GradientRegistry& r) {
-  auto add = [&r](const char* op, GradientFunction fn) { (void)r.add(op, std::move(fn)); };
   // Shapes and layout.
-  for (const char* op : {"Reshape", "ExpandDims", "Squeeze"}) add(op, reshape_like_input);
-  add("Transpose", transpose_grad);
-  add("ConcatV2", concat_grad);
-  add("Pack", pack_grad);
-  add("Unpack", unpack_grad);
-  add("Split", [](C& c) { return split_grad(c, 1, 0); });
-  add("SplitV", [](C& c) { return split_grad(c, 0, 2); });
-  add("Slice", slice_grad);
-  add("StridedSlice", strided_slice_grad);
-  add("Tile", tile_grad);
-  add("GatherV2", gather_grad);
-  add("Fill", fill_grad);
-  add("BroadcastTo", broadcast_to_grad);
-  add("Pad", pad_grad);
-  add("PadV2", pad_grad);
-  add("ReverseSequence", reverse_sequence_grad);
-  add("ReverseV2", reverse_v2_grad);
-  add("Gather", gather_v1_grad);
-  add("GatherNd", gather_nd_grad);
-  add("ScatterNd", scatter_nd_grad);
+  for (const char* op : {"Reshape", "ExpandDims", "Squeeze"}) add(r, op, reshape_like_input);
+  add(r, "Transpose", transpose_grad);
+  add(r, "ConcatV2", concat_grad);
+  add(r, "Pack", pack_grad);
+  add(r, "Unpack", unpack_grad);
+  add(r, "Split", [](C& c) { return split_grad(c, 1, 0); });
+  add(r, "SplitV", [](C& c) { return split_grad(c, 0, 2); });
+  add(r, "Slice", slice_grad);
+  add(r, "StridedSlice", strided_slice_grad);
+  add(r, "Tile", tile_grad);
+  add(r, "GatherV2", gather_grad);
+  add(r, "Fill", fill_grad);
+  add(r, "BroadcastTo", broadcast_to_grad);
+  add(r, "Pad", pad_grad);
+  add(r, "PadV2", pad_grad);
+  add(r, "ReverseSequence", reverse_sequence_grad);
+  add(r, "ReverseV2", reverse_v2_grad);
+  add(r, "Gather", gather_v1_grad);
+  add(r, "GatherNd", gather_nd_grad);
+  add(r, "ScatterNd", scatter_nd_grad);
 }
 
 #undef TRY

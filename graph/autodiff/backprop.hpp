@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "graph/analysis/cond_contexts.hpp"
-#include "graph/analysis/loop_structure.hpp"
 #include "graph/analysis/control_flow.hpp"
 #include "graph/autodiff/gradients.hpp"
 
@@ -119,14 +118,10 @@ struct Backprop {
     const ops::OpDef* def = ops.find(op);
     return def ? def->role() : OpRole::ordinary;
   }
-  // The frame a node's outputs are in: an Enter's frame, an Exit's parent.
-  FrameId out_frame(NodeId id) const { return analysis::output_frame(g, cf, id); }
   bool is_constant_enter(NodeId id) const {
     const bool* c = g.node(id).attr<bool>("is_constant");
     return role(id) == OpRole::enter && c != nullptr && *c;
   }
-  bool is_loop_switch(NodeId id) const { return analysis::is_loop_switch(g, cf, id); }
-  bool is_loop_merge(NodeId id) const { return analysis::is_loop_merge(g, id); }
   // Functional gradients flow through the Optionals that pass an If's
   // intermediates to its gradient, and on through the ops around them:
   // the list ops, and AddN, which sums a list's gradients.

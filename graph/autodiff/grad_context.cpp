@@ -95,9 +95,10 @@ Expected<NodeId> Backprop::add(const std::string& op, const std::vector<Endpoint
   // which the analysis does not know.
   FrameId frame = kRootFrame;
   if (!inputs.empty()) {
-    frame = role_of(op) == OpRole::enter ? cf.frame_of[static_cast<size_t>(inputs[0].node)] : out_frame(inputs[0].node);
+    frame = role_of(op) == OpRole::enter ? cf.frame_of[static_cast<size_t>(inputs[0].node)]
+                                         : analysis::output_frame(g, cf, inputs[0].node);
   } else if (!n.control_inputs.empty()) {
-    frame = out_frame(n.control_inputs[0]);
+    frame = analysis::output_frame(g, cf, n.control_inputs[0]);
   }
   TF_ASSIGN_OR_RETURN(NodeId id, g.add_node(std::move(n)));
   cf.frame_of.push_back(frame);
@@ -198,16 +199,18 @@ Expected<Endpoint> GradContext::dy_or_zeros(int i) {
   return op1("ZerosLike", {y});
 }
 Expected<Endpoint> GradContext::input(int i) {
-  return bp_.real(node().inputs[static_cast<size_t>(i)], bp_.out_frame(node_));
+  return bp_.real(node().inputs[static_cast<size_t>(i)], analysis::output_frame(bp_.g, bp_.cf, node_));
 }
-Expected<Endpoint> GradContext::output(int i) { return bp_.real({node_, i}, bp_.out_frame(node_)); }
+Expected<Endpoint> GradContext::output(int i) {
+  return bp_.real({node_, i}, analysis::output_frame(bp_.g, bp_.cf, node_));
+}
 
 Expected<std::vector<Endpoint>> GradContext::op(const std::string& op_name,
                                                 const std::vector<Endpoint>& inputs,
                                                 ops::AttrMap attrs, const std::string& base) {
   std::vector<NodeId> control;
   // An op with no inputs inside a gradient loop lives in its body.
-  const FrameId ctx = bp_.out_frame(node_);
+  const FrameId ctx = analysis::output_frame(bp_.g, bp_.cf, node_);
   if (inputs.empty() && ctx != kRootFrame) control.push_back(bp_.loops.at(ctx).gbody);
   TF_ASSIGN_OR_RETURN(NodeId id, bp_.add(op_name, inputs, std::move(attrs), std::move(control), base));
   std::vector<Endpoint> outs;
@@ -221,7 +224,7 @@ Expected<Endpoint> GradContext::op1(const std::string& op_name, const std::vecto
   return outs[0];
 }
 Expected<Endpoint> GradContext::constant(const ops::Tensor& value, const std::string& base) {
-  return bp_.constant(bp_.out_frame(node_), value, base);
+  return bp_.constant(analysis::output_frame(bp_.g, bp_.cf, node_), value, base);
 }
 Expected<Endpoint> GradContext::scalar(DType dtype, double value) {
   switch (dtype) {

@@ -6,6 +6,9 @@
 // tensor_array_gradient_functions.cpp (tensor_array_grad.py) and
 // list_gradient_functions.cpp (list_grad.py); here the identities, the
 // optionals and the ops declared not differentiable.
+#include <cstdio>
+#include <cstdlib>
+
 #include "graph/autodiff/gradient_util.hpp"
 
 namespace tagflow::graph {
@@ -19,24 +22,28 @@ void add_tensor_array_gradients(GradientRegistry& r);
 // The TensorList ops' gradients.
 void add_list_gradients(GradientRegistry& r);
 
+void gradient_util::add(GradientRegistry& r, const char* op, GradientFunction fn) {
+  if (Status s = r.add(op, std::move(fn)); !s.ok()) {
+    std::fprintf(stderr, "tagflow: the gradient of %s: %s\n", op, s.to_string().c_str());
+    std::abort();
+  }
+}
+
 namespace {
 
 using namespace gradient_util;
 
-#define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
-
 GradientRegistry make_global() {
   GradientRegistry r;
-  auto add = [&r](const char* op, GradientFunction fn) { (void)r.add(op, std::move(fn)); };
 
   for (const char* op : {"Identity", "Snapshot", "ReadVariableOp", "StopGradientIdentity", "PlaceholderWithDefault"})
-    add(op, identity_grad);
-  add("IdentityN", [](C& c) -> Status {
+    add(r, op, identity_grad);
+  add(r, "IdentityN", [](C& c) -> Status {
     for (int i = 0; i < c.num_outputs(); ++i)
       if (auto d = c.dy(i)) c.set(i, *d);
     return ok_status();
   });
-  add("PreventGradient", [](C& c) -> Status {
+  add(r, "PreventGradient", [](C& c) -> Status {
     const std::string* m = c.node().attr<std::string>("message");
     return Status(Error::invalid_argument,
                   "gradient explicitly prevented on node '" + c.node().name + "'" +
@@ -45,7 +52,7 @@ GradientRegistry make_global() {
   // Optionals (TensorFlow's optional_grad.py): the gradient of wrapping is
   // unwrapping, and back. They carry an If's intermediates to its
   // functional gradient, so a gradient of that gradient passes them.
-  add("OptionalFromValue", [](C& c) -> Status {
+  add(r, "OptionalFromValue", [](C& c) -> Status {
     std::optional<Endpoint> d = c.dy(0);
     if (!d) return ok_status();
     std::vector<DType> types;
@@ -65,7 +72,7 @@ GradientRegistry make_global() {
         c.set(i, values[static_cast<size_t>(i)]);
     return ok_status();
   });
-  add("OptionalGetValue", [](C& c) -> Status {
+  add(r, "OptionalGetValue", [](C& c) -> Status {
     std::vector<Endpoint> components;
     for (int i = 0; i < c.num_outputs(); ++i) {
       TRY(Endpoint d, c.dy_or_zeros(i));

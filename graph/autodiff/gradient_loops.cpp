@@ -50,7 +50,7 @@ Expected<Endpoint> Backprop::real(Endpoint e, FrameId ctx) {
   if (ctx == kRootFrame) return e;
   auto key = std::make_pair(ctx, e);
   if (auto it = reals.find(key); it != reals.end()) return it->second;
-  const FrameId fe = out_frame(e.node);
+  const FrameId fe = analysis::output_frame(g, cf, e.node);
   Expected<Endpoint> r = Status(Error::internal, "unset");
   if (fe != ctx) {
     TF_ASSIGN_OR_RETURN(Endpoint outer, real(e, parent(ctx)));
@@ -173,8 +173,8 @@ Status Backprop::process_exit(NodeId exit, LoopGrad& L) {
   const Endpoint input = g.node(exit).inputs[0];
   const NodeId sw = input.node;
   const bool counted = between[static_cast<size_t>(exit)] && between[static_cast<size_t>(sw)];
-  if (d && (between[static_cast<size_t>(sw)] || from_x[static_cast<size_t>(sw)]) && is_loop_switch(sw) &&
-      !L.switch_merge.count(sw)) {
+  if (d && (between[static_cast<size_t>(sw)] || from_x[static_cast<size_t>(sw)]) &&
+      analysis::is_loop_switch(g, cf, sw) && !L.switch_merge.count(sw)) {
     prefix = scope + "/" + g.node(exit).name + "_grad/";
     TF_ASSIGN_OR_RETURN(Endpoint entered, add1("Enter", {*d}, enter_attrs(L.frame, false, L.parallel_iterations), {}, "b_exit"));
     prefix = scope + "/" + g.node(sw).name + "_grad/";

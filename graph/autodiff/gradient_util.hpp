@@ -1,7 +1,9 @@
 // What the gradient functions of every family share (math, array, nn,
-// TensorArray: graph/*_gradient_functions.cpp): reading an output's
-// gradient, reducing a broadcast one, the common shapes of unary
-// gradients. Internal to graph/.
+// TensorArray, TensorList: graph/autodiff/*_gradient_functions.cpp):
+// registering one, reading an output's gradient, reducing a broadcast
+// one, the common shapes of unary gradients, and TRY (a gradient function
+// is a sequence of node additions, each of which may fail). Internal to
+// those files; a family file says `using namespace gradient_util;`.
 #pragma once
 
 #include <optional>
@@ -13,6 +15,14 @@ inline namespace autodiff {
 namespace gradient_util {
 
 using C = GradContext;
+using ops::AttrMap;
+
+#define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
+
+// Adds `fn` as `op`'s gradient to `r`. A clash is a bug in tagflow's own
+// tables, so it is printed and the process aborts (as ops/'
+// register_builtin; every test run would catch it).
+void add(GradientRegistry& r, const char* op, GradientFunction fn);
 
 
 inline Expected<Endpoint> need_dy(C& c, int i) {

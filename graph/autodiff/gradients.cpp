@@ -190,7 +190,7 @@ Status Backprop::propagate(NodeId id, const std::vector<std::optional<Endpoint>>
 Status Backprop::process(NodeId id) {
   processed[static_cast<size_t>(id)] = 1;
   const Node& n = g.node(id);
-  const FrameId ctx = out_frame(id);
+  const FrameId ctx = analysis::output_frame(g, cf, id);
   prefix = scope + "/" + n.name + "_grad/";
   // A node none of whose inputs carry a gradient (an x, a placeholder) ends
   // the walk.
@@ -201,7 +201,7 @@ Status Backprop::process(NodeId id) {
 
   switch (role(id)) {
     case OpRole::switch_op: {
-      if (is_loop_switch(id)) {
+      if (analysis::is_loop_switch(g, cf, id)) {
         // The second visit: the gradient from the body closes the back edge.
         LoopGrad& L = loops[cf.frame_of[static_cast<size_t>(id)]];
         auto it = L.switch_merge.find(id);
@@ -233,7 +233,7 @@ Status Backprop::process(NodeId id) {
     case OpRole::merge: {
       TF_ASSIGN_OR_RETURN(std::optional<Endpoint> d, sum({id, 0}));
       if (!d) return propagate(id, {});
-      if (is_loop_merge(id)) {
+      if (analysis::is_loop_merge(g, id)) {
         LoopGrad& L = loops[cf.frame_of[static_cast<size_t>(id)]];
         TF_ASSIGN_OR_RETURN(NodeId sw, add("Switch", {*d, L.gpivot}, {}, {}, "b_merge"));
         L.merge_true[d->node] = {sw, 1};
@@ -371,7 +371,7 @@ Expected<GradientResult> gradients(Graph& g, const std::vector<Endpoint>& ys,
         static_cast<size_t>(e.port) >= work.node(e.node).output_types.size())
       return Status(Error::invalid_argument, std::string("gradients: ") + what + " is not an output of the graph");
     const std::string label = std::string(what) + " " + quoted(work.endpoint_name(e));
-    if (bp.out_frame(e.node) != kRootFrame)
+    if (analysis::output_frame(bp.g, bp.cf, e.node) != kRootFrame)
       return Status(Error::invalid_argument, "gradients: " + label + " is inside a loop; ys and xs must be outside every loop");
     const DType t = bp.type_of(e);
     // Functional gradients of gradients have Optionals among their ys and xs.

@@ -19,17 +19,15 @@
 // differentiating it again pushes what the forward gradient pops.
 // Gradients reach list values only with GradientOptions::functional.
 // Added to GradientRegistry::global() by gradient_functions.cpp.
-#include "graph/autodiff/gradients.hpp"
+#include "graph/autodiff/gradient_util.hpp"
 
 namespace tagflow::graph {
 inline namespace autodiff {
 
 namespace {
 
-using C = GradContext;
-using ops::AttrMap;
+using namespace gradient_util;
 
-#define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
 
 AttrMap element_dtype(C& c) {
   AttrMap attrs;
@@ -230,19 +228,19 @@ bool is_list_gradient_op(const std::string& op) {
 }
 
 void add_list_gradients(GradientRegistry& r) {
-  (void)r.add("TensorListPushBack", push_back_grad);
-  (void)r.add("TensorListPopBack", pop_back_grad);
-  (void)r.add("TensorListStack", stack_grad);
-  (void)r.add("TensorListFromTensor", from_tensor_grad);
-  (void)r.add("TensorListGetItem", get_item_grad);
-  (void)r.add("TensorListSetItem", set_item_grad);
-  (void)r.add("TensorListGather", gather_grad);
-  (void)r.add("TensorListScatter", scatter_grad);
-  (void)r.add("TensorListScatterV2", scatter_grad);
-  (void)r.add("TensorListScatterIntoExistingList", scatter_into_grad);
-  (void)r.add("TensorListConcatV2", concat_grad);
-  (void)r.add("TensorListSplit", split_grad);
-  (void)r.add("TensorListResize", resize_grad);
+  add(r, "TensorListPushBack", push_back_grad);
+  add(r, "TensorListPopBack", pop_back_grad);
+  add(r, "TensorListStack", stack_grad);
+  add(r, "TensorListFromTensor", from_tensor_grad);
+  add(r, "TensorListGetItem", get_item_grad);
+  add(r, "TensorListSetItem", set_item_grad);
+  add(r, "TensorListGather", gather_grad);
+  add(r, "TensorListScatter", scatter_grad);
+  add(r, "TensorListScatterV2", scatter_grad);
+  add(r, "TensorListScatterIntoExistingList", scatter_into_grad);
+  add(r, "TensorListConcatV2", concat_grad);
+  add(r, "TensorListSplit", split_grad);
+  add(r, "TensorListResize", resize_grad);
   for (const char* op : {"EmptyTensorList", "TensorListReserve", "TensorListLength", "TensorListElementShape"})
     r.add_not_differentiable(op);
 }

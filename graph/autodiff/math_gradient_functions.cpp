@@ -13,10 +13,6 @@ inline namespace autodiff {
 namespace {
 
 using namespace gradient_util;
-using ops::AttrMap;
-
-#define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
-
 
 Status sum_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -29,7 +25,6 @@ Status sum_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status mean_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -51,7 +46,6 @@ Status mean_grad(C& c) {
   return ok_status();
 }
 
-
 // Max and Min: the gradient is shared by the elements equal to the result.
 Status extremum_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -69,7 +63,6 @@ Status extremum_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status matmul_grad(C& c, const char* op, const char* ta_attr, const char* tb_attr) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -120,7 +113,6 @@ Status matmul_grad(C& c, const char* op, const char* ta_attr, const char* tb_att
   return ok_status();
 }
 
-
 Status cast_grad(C& c) {
   if (!is_differentiable(c.input_type(0))) return ok_status();
   TRY(Endpoint g, need_dy(c, 0));
@@ -128,7 +120,6 @@ Status cast_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status select_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -152,19 +143,18 @@ Status select_grad(C& c) {
 }  // namespace
 
 void add_math_gradients(GradientRegistry& r) {
-  auto add = [&r](const char* op, GradientFunction fn) { (void)r.add(op, std::move(fn)); };
   // Binary elementwise math.
   for (const char* op : {"Add", "AddV2"})
-    add(op, [](C& c) -> Status {
+    add(r, op, [](C& c) -> Status {
       TRY(Endpoint g, need_dy(c, 0));
       return set_binary(c, g, g);
     });
-  add("Sub", [](C& c) -> Status {
+  add(r, "Sub", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint ng, c.op1("Neg", {g}));
     return set_binary(c, g, ng);
   });
-  add("Mul", [](C& c) -> Status {
+  add(r, "Mul", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint y, c.input(1));
@@ -173,7 +163,7 @@ void add_math_gradients(GradientRegistry& r) {
     return set_binary(c, gx, gy);
   });
   for (const char* op : {"RealDiv", "Div"})
-    add(op, [](C& c) -> Status {
+    add(r, op, [](C& c) -> Status {
       TRY(Endpoint g, need_dy(c, 0));
       TRY(Endpoint x, c.input(0));
       TRY(Endpoint y, c.input(1));
@@ -185,7 +175,7 @@ void add_math_gradients(GradientRegistry& r) {
       return set_binary(c, gx, gy);
     });
   for (const char* op : {"Maximum", "Minimum"})
-    add(op, [op](C& c) -> Status {
+    add(r, op, [op](C& c) -> Status {
       TRY(Endpoint g, need_dy(c, 0));
       TRY(Endpoint x, c.input(0));
       TRY(Endpoint y, c.input(1));
@@ -199,7 +189,7 @@ void add_math_gradients(GradientRegistry& r) {
       TRY(Endpoint gy, c.op1("SelectV2", {mask, zeros, g}));
       return set_binary(c, gx, gy);
     });
-  add("SquaredDifference", [](C& c) -> Status {
+  add(r, "SquaredDifference", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint y, c.input(1));
@@ -210,7 +200,7 @@ void add_math_gradients(GradientRegistry& r) {
     TRY(Endpoint gy, c.op1("Neg", {gx}));
     return set_binary(c, gx, gy);
   });
-  add("Pow", [](C& c) -> Status {
+  add(r, "Pow", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint y, c.input(1));
@@ -232,7 +222,7 @@ void add_math_gradients(GradientRegistry& r) {
     TRY(Endpoint gy, c.op1("Mul", {g, zl}));
     return set_binary(c, gx, gy);
   });
-  add("FloorMod", [](C& c) -> Status {
+  add(r, "FloorMod", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint y, c.input(1));
@@ -241,19 +231,19 @@ void add_math_gradients(GradientRegistry& r) {
     TRY(Endpoint gy, c.op1("Mul", {g, nq}));
     return set_binary(c, g, gy);
   });
-  add("AddN", [](C& c) -> Status {
+  add(r, "AddN", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     for (int i = 0; i < c.num_inputs(); ++i) c.set(i, g);
     return ok_status();
   });
   // Unary.
-  add("Neg", [](C& c) -> Status {
+  add(r, "Neg", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint dx, c.op1("Neg", {g}));
     c.set(0, dx);
     return ok_status();
   });
-  add("Abs", [](C& c) -> Status {
+  add(r, "Abs", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint s, c.op1("Sign", {x}));
@@ -261,7 +251,7 @@ void add_math_gradients(GradientRegistry& r) {
     c.set(0, dx);
     return ok_status();
   });
-  add("Square", [](C& c) -> Status {
+  add(r, "Square", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint two, c.scalar(c.input_type(0), 2));
@@ -270,21 +260,21 @@ void add_math_gradients(GradientRegistry& r) {
     c.set(0, dx);
     return ok_status();
   });
-  add("Exp", [](C& c) -> Status {
+  add(r, "Exp", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint y, c.output(0));
     TRY(Endpoint dx, c.op1("Mul", {g, y}));
     c.set(0, dx);
     return ok_status();
   });
-  add("Log", [](C& c) -> Status {
+  add(r, "Log", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint dx, c.op1("RealDiv", {g, x}));
     c.set(0, dx);
     return ok_status();
   });
-  add("Sin", [](C& c) -> Status {
+  add(r, "Sin", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint cos, c.op1("Cos", {x}));
@@ -292,7 +282,7 @@ void add_math_gradients(GradientRegistry& r) {
     c.set(0, dx);
     return ok_status();
   });
-  add("Cos", [](C& c) -> Status {
+  add(r, "Cos", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint x, c.input(0));
     TRY(Endpoint sin, c.op1("Sin", {x}));
@@ -301,15 +291,15 @@ void add_math_gradients(GradientRegistry& r) {
     c.set(0, dx);
     return ok_status();
   });
-  add("Sqrt", by_output("SqrtGrad"));
-  add("Rsqrt", by_output("RsqrtGrad"));
-  add("Tanh", by_output("TanhGrad"));
-  add("Sigmoid", by_output("SigmoidGrad"));
-  add("Reciprocal", by_output("ReciprocalGrad"));
+  add(r, "Sqrt", by_output("SqrtGrad"));
+  add(r, "Rsqrt", by_output("RsqrtGrad"));
+  add(r, "Tanh", by_output("TanhGrad"));
+  add(r, "Sigmoid", by_output("SigmoidGrad"));
+  add(r, "Reciprocal", by_output("ReciprocalGrad"));
   // The gradients of those gradients (math_grad.py _TanhGradGrad,
   // _SigmoidGradGrad), for second derivatives: TanhGrad(y, g) = g (1 - y²),
   // SigmoidGrad(y, g) = g y (1 - y).
-  add("TanhGrad", [](C& c) -> Status {
+  add(r, "TanhGrad", [](C& c) -> Status {
     TRY(Endpoint a, need_dy(c, 0));
     TRY(Endpoint y, c.input(0));
     TRY(Endpoint g, c.input(1));
@@ -322,7 +312,7 @@ void add_math_gradients(GradientRegistry& r) {
     c.set(1, dg);
     return ok_status();
   });
-  add("SigmoidGrad", [](C& c) -> Status {
+  add(r, "SigmoidGrad", [](C& c) -> Status {
     TRY(Endpoint a, need_dy(c, 0));
     TRY(Endpoint y, c.input(0));
     TRY(Endpoint g, c.input(1));
@@ -337,18 +327,18 @@ void add_math_gradients(GradientRegistry& r) {
     c.set(1, dg);
     return ok_status();
   });
-  add("Cast", cast_grad);
+  add(r, "Cast", cast_grad);
   // Matrix products.
-  add("MatMul", [](C& c) { return matmul_grad(c, "MatMul", "transpose_a", "transpose_b"); });
-  add("BatchMatMul", [](C& c) { return matmul_grad(c, "BatchMatMul", "adj_x", "adj_y"); });
-  add("BatchMatMulV2", [](C& c) { return matmul_grad(c, "BatchMatMulV2", "adj_x", "adj_y"); });
+  add(r, "MatMul", [](C& c) { return matmul_grad(c, "MatMul", "transpose_a", "transpose_b"); });
+  add(r, "BatchMatMul", [](C& c) { return matmul_grad(c, "BatchMatMul", "adj_x", "adj_y"); });
+  add(r, "BatchMatMulV2", [](C& c) { return matmul_grad(c, "BatchMatMulV2", "adj_x", "adj_y"); });
   // Reductions.
-  add("Sum", sum_grad);
-  add("Mean", mean_grad);
-  add("Max", extremum_grad);
-  add("Min", extremum_grad);
-  add("Select", select_grad);
-  add("SelectV2", select_grad);
+  add(r, "Sum", sum_grad);
+  add(r, "Mean", mean_grad);
+  add(r, "Max", extremum_grad);
+  add(r, "Min", extremum_grad);
+  add(r, "Select", select_grad);
+  add(r, "SelectV2", select_grad);
 }
 
 #undef TRY

@@ -16,9 +16,6 @@ inline namespace autodiff {
 namespace {
 
 using namespace gradient_util;
-using ops::AttrMap;
-
-#define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
 
 // The forward node's attrs among `names` (those it has).
 AttrMap copied_attrs(C& c, std::initializer_list<const char*> names) {
@@ -163,7 +160,6 @@ Status gru_block_cell_grad(C& c) {
   return ok_status();
 }
 
-
 Status softmax_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   TRY(Endpoint y, c.output(0));
@@ -175,7 +171,6 @@ Status softmax_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status log_softmax_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -189,7 +184,6 @@ Status log_softmax_grad(C& c) {
   return ok_status();
 }
 
-
 Status cross_entropy_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
   TRY(Endpoint backprop, c.output(1));
@@ -199,7 +193,6 @@ Status cross_entropy_grad(C& c) {
   c.set(0, dx);
   return ok_status();
 }
-
 
 Status bias_add_grad(C& c) {
   TRY(Endpoint g, need_dy(c, 0));
@@ -214,32 +207,31 @@ Status bias_add_grad(C& c) {
 }  // namespace
 
 void add_nn_gradients(GradientRegistry& r) {
-  auto add = [&r](const char* op, GradientFunction fn) { (void)r.add(op, std::move(fn)); };
-  add("BiasAdd", bias_add_grad);
-  add("BiasAddV1", bias_add_grad);
-  add("Relu", [](C& c) -> Status {
+  add(r, "BiasAdd", bias_add_grad);
+  add(r, "BiasAddV1", bias_add_grad);
+  add(r, "Relu", [](C& c) -> Status {
     TRY(Endpoint g, need_dy(c, 0));
     TRY(Endpoint y, c.output(0));
     TRY(Endpoint dx, c.op1("ReluGrad", {g, y}));
     c.set(0, dx);
     return ok_status();
   });
-  add("Softmax", softmax_grad);
-  add("LogSoftmax", log_softmax_grad);
-  add("SoftmaxCrossEntropyWithLogits", cross_entropy_grad);
-  add("SparseSoftmaxCrossEntropyWithLogits", cross_entropy_grad);
-  add("Elu", grad_op_of("EluGrad", true));
-  add("Relu6", grad_op_of("Relu6Grad", false));
-  add("Softsign", grad_op_of("SoftsignGrad", false));
-  (void)r.add("Conv2D", conv_grad("Conv2D"));
-  (void)r.add("DepthwiseConv2dNative", conv_grad("DepthwiseConv2dNative"));
-  (void)r.add("MaxPool", max_pool_grad);
-  (void)r.add("AvgPool", avg_pool_grad);
-  (void)r.add("FusedBatchNorm", batch_norm_grad("FusedBatchNormGrad", false));
-  (void)r.add("FusedBatchNormV2", batch_norm_grad("FusedBatchNormGradV2", false));
-  (void)r.add("FusedBatchNormV3", batch_norm_grad("FusedBatchNormGradV3", true));
-  (void)r.add("LSTMBlockCell", lstm_block_cell_grad);
-  (void)r.add("GRUBlockCell", gru_block_cell_grad);
+  add(r, "Softmax", softmax_grad);
+  add(r, "LogSoftmax", log_softmax_grad);
+  add(r, "SoftmaxCrossEntropyWithLogits", cross_entropy_grad);
+  add(r, "SparseSoftmaxCrossEntropyWithLogits", cross_entropy_grad);
+  add(r, "Elu", grad_op_of("EluGrad", true));
+  add(r, "Relu6", grad_op_of("Relu6Grad", false));
+  add(r, "Softsign", grad_op_of("SoftsignGrad", false));
+  add(r, "Conv2D", conv_grad("Conv2D"));
+  add(r, "DepthwiseConv2dNative", conv_grad("DepthwiseConv2dNative"));
+  add(r, "MaxPool", max_pool_grad);
+  add(r, "AvgPool", avg_pool_grad);
+  add(r, "FusedBatchNorm", batch_norm_grad("FusedBatchNormGrad", false));
+  add(r, "FusedBatchNormV2", batch_norm_grad("FusedBatchNormGradV2", false));
+  add(r, "FusedBatchNormV3", batch_norm_grad("FusedBatchNormGradV3", true));
+  add(r, "LSTMBlockCell", lstm_block_cell_grad);
+  add(r, "GRUBlockCell", gru_block_cell_grad);
 }
 
 #undef TRY

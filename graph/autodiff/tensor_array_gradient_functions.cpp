@@ -11,10 +11,6 @@ inline namespace autodiff {
 namespace {
 
 using namespace gradient_util;
-using ops::AttrMap;
-
-#define TRY(lhs, expr) TF_ASSIGN_OR_RETURN(lhs, expr)
-
 
 // --- TensorArrays: gradients go through a gradient array of each array
 // (TensorArrayGradV3, one per gradients() call), carried by the flow.
@@ -39,7 +35,6 @@ GradientFunction ta_read_grad(const char* writer) {
   };
 }
 
-
 // Write and Scatter (handle, index or indices, value, flow -> flow): the
 // value's gradient is read back from the gradient array by `reader` (Read,
 // Gather) once the flow's gradient says it was written.
@@ -59,12 +54,11 @@ GradientFunction ta_write_grad(const char* reader) {
 }  // namespace
 
 void add_tensor_array_gradients(GradientRegistry& r) {
-  auto add = [&r](const char* op, GradientFunction fn) { (void)r.add(op, std::move(fn)); };
   // TensorArrays.
-  add("TensorArrayReadV3", ta_read_grad("TensorArrayWriteV3"));
-  add("TensorArrayWriteV3", ta_write_grad("TensorArrayReadV3"));
-  add("TensorArrayGatherV3", ta_read_grad("TensorArrayScatterV3"));
-  add("TensorArrayScatterV3", ta_write_grad("TensorArrayGatherV3"));
+  add(r, "TensorArrayReadV3", ta_read_grad("TensorArrayWriteV3"));
+  add(r, "TensorArrayWriteV3", ta_write_grad("TensorArrayReadV3"));
+  add(r, "TensorArrayGatherV3", ta_read_grad("TensorArrayScatterV3"));
+  add(r, "TensorArrayScatterV3", ta_write_grad("TensorArrayGatherV3"));
 }
 
 #undef TRY
