@@ -24,9 +24,9 @@ using ops::Tensor;
 
 using Kind = graph::FunctionalKind;
 
-
-// A predicate's truth, as the lowered graph's ToBool takes it.
-Expected<bool> to_bool(const Tensor& t) {
+// A predicate's truth (ops::truth_value, as the lowered graph's ToBool
+// takes it), an error naming it as the predicate.
+Expected<bool> predicate_truth(const Tensor& t) {
   Expected<bool> truth = ops::truth_value(t);
   if (!truth.ok()) return truth.status().with_prefix("the predicate: ");
   return truth;
@@ -214,7 +214,7 @@ class FunctionalKernel final : public ops::Kernel {
         return finish(ctx, rets);
       }
       case Kind::if_op: {
-        auto p = to_bool(ctx.input(0));
+        auto p = predicate_truth(ctx.input(0));
         if (!p.ok()) return p.status().with_prefix("the predicate: ");
         *branch = *p ? 1 : 0;
         started(call, *branch);
@@ -281,7 +281,7 @@ class FunctionalKernel final : public ops::Kernel {
         return Status(Error::invalid_argument,
                       fmt::format("cond '{}' returns {} values; it must return one predicate", cond.name,
                                   result.size()));
-      auto go = to_bool(result[0]);
+      auto go = predicate_truth(result[0]);
       if (!go.ok()) return go.status().with_prefix(fmt::format("cond '{}': ", cond.name));
       if (!*go) {
         iteration_event(call, i, true);
