@@ -57,8 +57,10 @@ class BodyRunner {
   // its results replace *rets.
   Status run(const FunctionRuntime::Body& body, const char* role, int64_t iteration, std::vector<Tensor>* rets,
              IterationState* state) {
-    TF_RETURN_IF_ERROR(StepGuard::check_frame_depth(
-        chain_.depth, max_depth_, fmt::format("function '{}' run as written by node '{}'", body.name, *chain_.node)));
+    if (chain_.depth > max_depth_)  // the error's text only when it is one: this runs for every body run
+      return StepGuard::check_frame_depth(chain_.depth, max_depth_,
+                                          fmt::format("function '{}' run as written by node '{}'", body.name,
+                                                      *chain_.node));
     chain_.role = role;
     chain_.function = &body.name;
     chain_.iteration = iteration;
