@@ -11,10 +11,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trace/names.hpp"
 #include "graph/analysis/control_flow.hpp"
 #include "graph/graph.hpp"
 #include "ops/kernel.hpp"
+#include "trace/names.hpp"
 
 namespace tagflow::actors {
 

@@ -46,12 +46,16 @@ ops::Expected<const graph::Signature*> find_signature(const graph::MetaGraphInfo
 ops::Expected<std::unique_ptr<SavedModelSession>> SavedModelSession::load(const std::string& dir,
                                                                           SavedModelOptions options) {
   TF_ASSIGN_OR_RETURN(SessionOptions resolved, Session::resolve_options(std::move(options.session)));
+  // A signature checks dtypes and leaves shapes to the kernels, as TF
+  // Serving does, unless strict (docs/models.md, "Feeds and shapes").
+  resolved.check_feed_shapes = resolved.strict_shapes;
   graph::ImportOptions limits;
   limits.max_nodes = *resolved.max_nodes;
   limits.max_constant_bytes = *resolved.memory_limit;
   TF_ASSIGN_OR_RETURN(graph::MetaGraph meta, graph::read_saved_model(dir, options.tag, limits));
   std::unique_ptr<SavedModelSession> m(new SavedModelSession());
   m->dir_ = dir;
+  m->strict_shapes_ = resolved.strict_shapes;
   m->info_ = std::move(meta.info);
   if (options.transform) TF_RETURN_IF_ERROR(options.transform(&meta.graph, m->info_));
   auto session = Session::create(std::move(meta.graph), std::move(resolved));
@@ -119,6 +123,12 @@ ops::Expected<NamedTensors> SavedModelSession::run_signature(const std::string& 
       return Status(Error::invalid_argument,
                     fmt::format("signature '{}' input '{}' is {}, not {}", name, key, ops::dtype_name(it->dtype),
                                 ops::dtype_name(value.dtype())));
+    if (strict_shapes_ && !it->shape.is_compatible_with(value.shape()))
+      return Status(Error::invalid_argument,
+                    fmt::format("signature '{}' input '{}' is {} {} but the signature declares {} {} "
+                                "(--strict-shapes, SessionOptions::strict_shapes)",
+                                name, key, ops::dtype_name(value.dtype()), value.shape().to_string(),
+                                ops::dtype_name(it->dtype), it->shape.to_string()));
     feeds.emplace_back(it->tensor, value);
   }
   for (const graph::SignatureTensor& t : sig->inputs) {

@@ -48,9 +48,11 @@ class SavedModelSession {
   const std::string& dir() const { return dir_; }
 
   // Runs signature `name` with `inputs` by key (each checked against the
-  // signature's dtype); returns every output of the signature by key, in
-  // key order. A missing or unknown input key, or a wrong dtype, is an
-  // error naming the signature and the key.
+  // signature's dtype, and with SessionOptions::strict_shapes its shape
+  // against the signature's and the Placeholder's; otherwise the kernels
+  // see the shapes, as in TF Serving); returns every output of the
+  // signature by key, in key order. A missing or unknown input key, or a
+  // wrong dtype, is an error naming the signature and the key.
   ops::Expected<NamedTensors> run_signature(const std::string& name, const NamedTensors& inputs);
 
   // Writes the variables to checkpoint `prefix` with the graph's save op.
@@ -64,6 +66,7 @@ class SavedModelSession {
   Feeds asset_feeds() const;
 
   std::string dir_;
+  bool strict_shapes_ = false;  // SessionOptions::strict_shapes
   graph::MetaGraphInfo info_;
   std::unique_ptr<Session> session_;
 };

@@ -265,7 +265,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
     impl.last_partitions = p->partition_names;
   }
   for (size_t i = 0; i < feeds.size(); ++i)
-    TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second));
+    TF_RETURN_IF_ERROR(graph::check_feed(feeds[i].first, p->feeds[i], feeds[i].second, impl.options.check_feed_shapes));
   if (p->direct_resources) {
     uint64_t step_id = 0;
     {

@@ -17,12 +17,12 @@
 #include <utility>
 #include <vector>
 
-#include "trace/sink.hpp"
 #include "graph/graph.hpp"
 #include "graph/io/import.hpp"
 #include "graph/placement.hpp"
 #include "graph/step_plan.hpp"
 #include "ops/tensor.hpp"
+#include "trace/sink.hpp"
 
 namespace tagflow::actors {
 
@@ -86,6 +86,18 @@ struct SessionOptions {
   // configuration's `tagflow.strict-merge` sets it too); by default the
   // first live input wins and later ones are ignored, as in TensorFlow.
   bool strict_merge = false;
+  // How Session::run checks a fed value against what the graph declares
+  // where it is fed (docs/models.md, "Feeds and shapes"): its dtype always,
+  // and with this (the default) its shape against a Placeholder's declared
+  // `shape` or a Const's value, as TensorFlow's Python client does; false:
+  // the dtype alone, as TensorFlow's C API and TF Serving (the kernels see
+  // the shape). `_output_shapes` never constrains a feed.
+  bool check_feed_shapes = true;
+  // A SavedModel's signatures (actors/saved_model.hpp): by default they
+  // check dtypes and leave shapes to the kernels, as TF Serving does; with
+  // this, each input's shape against the signature's declared one and the
+  // Placeholder's (--strict-shapes). A plain Session ignores it.
+  bool strict_shapes = false;
   // No shortcut past the actors (actors/execution_plan.hpp): every step
   // goes through its partition actors, every root frame runs in a frame
   // actor and every loop iteration in an iteration actor of its own. By

@@ -19,8 +19,8 @@
 #include <cstring>
 #include <thread>
 
-#include "actors/session.hpp"
 #include "actors/executor_graphs.hpp"
+#include "actors/session.hpp"
 #include "bench/bench_util.hpp"
 #include "bench/loop_graphs.hpp"
 #include "graph/validate.hpp"

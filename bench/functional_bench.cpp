@@ -23,8 +23,8 @@
 #include "actors/session.hpp"
 #include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
-#include "graph/builder/builder.hpp"
 #include "graph/autodiff/gradients.hpp"
+#include "graph/builder/builder.hpp"
 #include "graph/io/import.hpp"
 
 using namespace tagflow;

@@ -28,12 +28,12 @@
 #include "bench/bench_session.hpp"
 #include "bench/bench_util.hpp"
 #include "graph/builder/builder.hpp"
-#include "graph/io/import.hpp"
 #include "graph/functions/lower_functional.hpp"
+#include "graph/io/import.hpp"
+#include "graph/io/variables.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
-#include "graph/io/variables.hpp"
 
 using namespace tagflow;
 using graph::GraphBuilder;

@@ -18,9 +18,9 @@
 
 #include "graph/analysis/control_flow.hpp"
 #include "graph/device.hpp"
+#include "graph/functions/lower_functional.hpp"
 #include "graph/io/export.hpp"
 #include "graph/io/import.hpp"
-#include "graph/functions/lower_functional.hpp"
 #include "graph/partition.hpp"
 #include "graph/placement.hpp"
 #include "graph/step_plan.hpp"

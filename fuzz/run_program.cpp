@@ -4,8 +4,8 @@
 #include <set>
 
 #include "graph/builder/builder.hpp"
-#include "graph/io/import.hpp"
 #include "graph/functions/lower_functional.hpp"
+#include "graph/io/import.hpp"
 #include "graph/validate.hpp"
 
 namespace tagflow::fuzz {

@@ -307,15 +307,7 @@ DeclaredOutput declared_output(const Graph& g, Endpoint e) {
     }
   }
   if (e.port == 0 && n.op == "Const")
-    if (const auto* value = n.attr<ops::Tensor>("value")) {
-      d.shape = ops::PartialShape{false, value->shape().dims()};
-      return d;
-    }
-  if (const auto* shapes = n.attr<ops::AttrList>("_output_shapes"))
-    if (static_cast<size_t>(e.port) < shapes->shape.size()) {
-      d.shape = shapes->shape[static_cast<size_t>(e.port)];
-      d.declared_by += " (its _output_shapes)";
-    }
+    if (const auto* value = n.attr<ops::Tensor>("value")) d.shape = ops::PartialShape{false, value->shape().dims()};
   return d;
 }
 
@@ -339,24 +331,23 @@ Expected<DeclaredOutput> feed_declaration(const Graph& g, const std::string& fee
                             ops::abbreviate(feed), g.endpoint_name(e), n.name, n.op));
 }
 
-Status check_feed(const std::string& feed, const DeclaredOutput& declared, const ops::Tensor& value) {
+Status check_feed(const std::string& feed, const DeclaredOutput& declared, const ops::Tensor& value, bool shapes) {
   if (!value.valid())
     return Status(Error::invalid_argument, fmt::format("feed '{}' has no value", ops::abbreviate(feed)));
   bool fits = declared.dtype == DType::invalid || ops::base_dtype(value.dtype()) == declared.dtype;
   const ops::PartialShape& want = declared.shape;
-  if (!want.unknown_rank) {
-    fits = fits && static_cast<int>(want.dims.size()) == value.rank();
-    for (int i = 0; fits && i < value.rank(); ++i) {
-      const int64_t d = want.dims[static_cast<size_t>(i)];
-      fits = d < 0 || d == value.dim(i);
-    }
-  }
+  const bool dtype_fits = fits;
+  if (shapes) fits = fits && want.is_compatible_with(value.shape());
   if (fits) return ok_status();
+  // Only the shape disagrees: say how to feed it anyway.
+  const char* how = dtype_fits ? " (--no-feed-shape-check, SessionOptions::check_feed_shapes = false: "
+                                 "the dtype alone is checked)"
+                               : "";
   return Status(Error::invalid_argument,
-                fmt::format("feed '{}' is {} {} but {} declares {} {}", ops::abbreviate(feed),
+                fmt::format("feed '{}' is {} {} but {} declares {}{}{}", ops::abbreviate(feed),
                             ops::dtype_name(value.dtype()), value.shape().to_string(),
                             declared.declared_by, ops::dtype_name(declared.dtype),
-                            want.to_string()));
+                            shapes ? " " + want.to_string() : std::string(), how));
 }
 
 Expected<StepGraph> make_step_graph(const Graph& g, const std::vector<std::string>& feeds,

@@ -21,9 +21,11 @@ Expected<Endpoint> parse_endpoint(const Graph& g, const std::string& text);
 
 // What the graph declares an endpoint holds: the output's dtype, and its
 // shape where the graph states one — a Placeholder's `shape` attr (an empty
-// one in graphs older than producer 22 means unknown, as in TensorFlow), a
-// Const's value, else the node's `_output_shapes` entry; unknown rank
-// otherwise. Dimensions of -1 are unknown.
+// one in graphs older than producer 22 means unknown, as in TensorFlow) or
+// a Const's value; unknown rank otherwise. `_output_shapes` and the other
+// attrs TensorFlow documents as informational never constrain a feed
+// (TensorFlow writes them as its Python front end last saw the graph).
+// Dimensions of -1 are unknown.
 struct DeclaredOutput {
   DType dtype = DType::invalid;
   ops::PartialShape shape{true, {}};
@@ -39,9 +41,12 @@ DeclaredOutput declared_output(const Graph& g, Endpoint e);
 Expected<DeclaredOutput> feed_declaration(const Graph& g, const std::string& feed, Endpoint e);
 
 // A fed value against what the graph declares where it is fed: another
-// dtype, another rank or another known dimension is an error naming both
-// ("feed 'x' is int32 [2] but Placeholder 'x' declares int32 [3]").
-Status check_feed(const std::string& feed, const DeclaredOutput& declared, const ops::Tensor& value);
+// dtype is an error naming both, and with `shapes` so are another rank or
+// another known dimension ("feed 'x' is int32 [2] but Placeholder 'x'
+// declares int32 [3]"), as TensorFlow's Python client checks a feed;
+// without, only the dtype, as its C API and TensorFlow Serving do
+// (docs/models.md, "Feeds and shapes").
+Status check_feed(const std::string& feed, const DeclaredOutput& declared, const ops::Tensor& value, bool shapes);
 
 struct StepGraph {
   Graph graph;

@@ -11,9 +11,9 @@
 #include "actors/actor_base.hpp"
 #include "actors/partition_actor.hpp"
 #include "actors/session_config.hpp"
-#include "net/cluster_hosts.hpp"
 #include "graph/io/import.hpp"
 #include "graph/validate.hpp"
+#include "net/cluster_hosts.hpp"
 #include "net/remote.hpp"
 #include "ops/resource.hpp"
 

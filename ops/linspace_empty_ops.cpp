@@ -13,8 +13,8 @@
 #include <string>
 
 #include "ops/array_ops.hpp"
-#include "ops/kernel_factory.hpp"
 #include "ops/index_args.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"

@@ -17,9 +17,9 @@
 
 #include <Eigen/Core>
 
-#include "ops/kernel_factory.hpp"
 #include "ops/cwise_kernel.hpp"
 #include "ops/index_args.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"

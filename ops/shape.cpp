@@ -57,4 +57,12 @@ std::string PartialShape::to_string() const {
   return s + "]";
 }
 
+bool PartialShape::is_compatible_with(const Shape& s) const {
+  if (unknown_rank) return true;
+  if (static_cast<int>(dims.size()) != s.rank()) return false;
+  for (int i = 0; i < s.rank(); ++i)
+    if (dims[static_cast<size_t>(i)] >= 0 && dims[static_cast<size_t>(i)] != s.dim(i)) return false;
+  return true;
+}
+
 }  // namespace tagflow::ops

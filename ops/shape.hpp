@@ -61,6 +61,9 @@ struct PartialShape {
     return unknown_rank == o.unknown_rank && dims == o.dims;
   }
   std::string to_string() const;  // "?", "[2,?]"
+  // Whether a tensor of shape `s` fits: unknown rank, or its rank with
+  // every known dimension equal.
+  bool is_compatible_with(const Shape& s) const;
 };
 
 }  // namespace tagflow::ops

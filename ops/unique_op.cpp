@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "ops/array_ops.hpp"
-#include "ops/kernel_factory.hpp"
 #include "ops/cwise_kernel.hpp"
+#include "ops/kernel_factory.hpp"
 #include "ops/shape_fns.hpp"
 #include "ops/tensor_copy.hpp"
 

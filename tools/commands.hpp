@@ -81,6 +81,8 @@ struct RunArgs {
   std::optional<int64_t> max_nodes;
   std::optional<int64_t> max_frame_depth;
   bool strict_merge = false;
+  bool no_feed_shape_check = false;  // a --feed's dtype alone is checked
+  bool strict_shapes = false;        // SavedModel: inputs' shapes against the signature's
   std::optional<bool> lower_functional;  // --lower / --no-lower
   std::string memory_limit;          // "4G"; empty: unset
   int64_t steps = 1;                 // the step (fetches, targets) runs this many times

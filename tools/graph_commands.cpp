@@ -3,10 +3,13 @@
 #include <string>
 
 #include "graph/analysis/control_flow.hpp"
-#include "graph/io/export.hpp"
 #include "graph/autodiff/gradients.hpp"
-#include "graph/io/import.hpp"
+#include "graph/functions/function_library.hpp"
+#include "graph/functions/functional_op.hpp"
 #include "graph/functions/lower_functional.hpp"
+#include "graph/functions/run_as_written.hpp"
+#include "graph/io/export.hpp"
+#include "graph/io/import.hpp"
 #include "graph/shapes/shape_inference.hpp"
 #include "graph/step_graph.hpp"
 #include "graph/summary.hpp"
@@ -53,9 +56,19 @@ int inspect_graph(const std::string& path, const std::vector<std::string>& fetch
   auto summary = graph::summarize(*g, *frames, fetches);
   if (!summary.ok()) return fail(summary.status().with_prefix(path + ": "));
   std::fputs(graph::to_text(*summary).c_str(), stdout);
-  if (graph::has_functional_ops(*g))
-    std::puts("functional ops: lowered to Switch/Merge/Enter/Exit when a step needs them, "
-              "their functions instantiated then (tagflow convert --lower shows the whole graph lowered)");
+  if (graph::has_functional_ops(*g)) {
+    // What a session of one device decides (Session::create, the
+    // run-as-written pass): the others are lowered when a step needs them.
+    graph::Graph marked = *g;
+    const graph::FunctionLibrary lib(marked.library());
+    int functional = 0;
+    for (const graph::Node& n : marked.nodes()) functional += graph::is_functional(n, lib) ? 1 : 0;
+    const int as_written = graph::mark_run_as_written(&marked, graph::RunAsWrittenOptions{});
+    std::printf("functional ops: %d of %d run as written (a kernel runs their bodies, docs/tf2.md), the others "
+                "lowered to Switch/Merge/Enter/Exit when a step needs them; --lower lowers them all (tagflow "
+                "convert --lower shows the whole graph lowered)\n",
+                as_written, functional);
+  }
   return 0;
 }
 

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "graph/functions/lower_functional.hpp"
 #include "graph/io/export.hpp"
 #include "graph/io/import.hpp"
-#include "graph/functions/lower_functional.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/validate.hpp"
 #include "tools/commands.hpp"

@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "actors/session.hpp"
-#include "net/cluster_hosts.hpp"
 #include "graph/device.hpp"
 #include "graph/io/export.hpp"
 #include "graph/io/import.hpp"
+#include "net/cluster_hosts.hpp"
 #include "tools/commands.hpp"
 
 namespace tagflow::tools {

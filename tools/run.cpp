@@ -13,12 +13,12 @@
 
 #include "actors/saved_model.hpp"
 #include "actors/session.hpp"
-#include "net/cluster_hosts.hpp"
 #include "graph/io/import.hpp"
-#include "graph/placement.hpp"
 #include "graph/io/saved_model.hpp"
 #include "graph/io/variables.hpp"
+#include "graph/placement.hpp"
 #include "graph/step_graph.hpp"
+#include "net/cluster_hosts.hpp"
 #include "ops/memory_budget.hpp"
 #include "ops/tensor_literal.hpp"
 #include "trace/explain.hpp"
@@ -54,6 +54,8 @@ ops::Expected<actors::SessionOptions> session_options(const RunArgs& args) {
   o.max_nodes = args.max_nodes;
   o.max_frame_depth = args.max_frame_depth;
   o.strict_merge = args.strict_merge;
+  o.check_feed_shapes = !args.no_feed_shape_check;
+  o.strict_shapes = args.strict_shapes;
   o.lower_functional = args.lower_functional;
   o.optimize = args.optimize;
   if (!args.memory_limit.empty()) {

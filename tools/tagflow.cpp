@@ -126,6 +126,12 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--strict-merge", run.strict_merge,
                     "a second live input of a Merge in one tag is an error (default: ignored, "
                     "as in TensorFlow; also [tagflow] strict-merge)");
+  run_cmd->add_flag("--no-feed-shape-check", run.no_feed_shape_check,
+                    "check a --feed's dtype alone, not its shape against the Placeholder's declared one "
+                    "(TensorFlow's C API and TF Serving; its Python client checks both, as by default here)");
+  run_cmd->add_flag("--strict-shapes", run.strict_shapes,
+                    "SavedModel: check each input's shape against the signature's and the Placeholder's "
+                    "declared shape (default: dtypes only, shapes left to the kernels, as TF Serving)");
   auto* lower = run_cmd->add_flag_function(
       "--lower", [&run](int64_t) { run.lower_functional = true; },
       "lower functional ops (If, While, Case, For, calls) to Switch/Merge/Enter/Exit before running them "

@@ -14,10 +14,10 @@
 #include <map>
 #include <set>
 
-#include "graph/functions/body_graph.hpp"
 #include "graph/analysis/control_flow.hpp"
-#include "graph/functions/function_def_writer.hpp"
 #include "graph/autodiff/functional_gradients_internal.hpp"
+#include "graph/functions/body_graph.hpp"
+#include "graph/functions/function_def_writer.hpp"
 #include "graph/functions/function_library.hpp"
 #include "graph/functions/lowering.hpp"
 #include "graph/proto/graph_def.pb.h"

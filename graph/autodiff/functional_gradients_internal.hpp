@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "graph/functions/function_def_writer.hpp"
 #include "graph/autodiff/gradients.hpp"
+#include "graph/functions/function_def_writer.hpp"
 
 namespace tensorflow {
 class FunctionDef;

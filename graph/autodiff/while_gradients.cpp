@@ -19,9 +19,9 @@
 #include <map>
 #include <set>
 
-#include "graph/functions/function_library.hpp"
 #include "graph/autodiff/functional_gradients.hpp"
 #include "graph/autodiff/functional_gradients_internal.hpp"
+#include "graph/functions/function_library.hpp"
 #include "graph/functions/lowering.hpp"
 #include "graph/proto/graph_def.pb.h"
 

@@ -4,8 +4,8 @@
 #include <unordered_map>
 
 #include "graph/functions/function_library.hpp"
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
 inline namespace functions {

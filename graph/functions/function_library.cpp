@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "graph/io/import.hpp"
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
 inline namespace functions {

@@ -11,8 +11,8 @@
 
 #include "graph/analysis/control_flow.hpp"
 #include "graph/io/import.hpp"
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
 inline namespace io {

@@ -16,8 +16,8 @@
 #include <google/protobuf/unknown_field_set.h>
 
 #include "graph/io/graph_def_reader.hpp"
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 #include "ops/memory_budget.hpp"
 
 namespace tagflow::graph {

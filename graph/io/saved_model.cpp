@@ -11,8 +11,8 @@
 #include <cstring>
 #include <memory>
 
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
 inline namespace io {
@@ -55,7 +55,8 @@ Expected<SignatureTensor> signature_tensor(const std::string& where, const std::
                   fmt::format("{} '{}' is a sparse or composite tensor, which tagflow does not run", where, key));
   t.tensor = info.name();
   t.dtype = static_cast<DType>(info.dtype());
-  t.shape = shape_from_proto(info.tensor_shape());
+  // No tensor_shape at all is an unknown shape, not a scalar.
+  t.shape = info.has_tensor_shape() ? shape_from_proto(info.tensor_shape()) : ops::PartialShape{true, {}};
   return t;
 }
 

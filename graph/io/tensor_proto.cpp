@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/variant_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 
 namespace tagflow::graph {
 inline namespace io {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 #include "ops/variant.hpp"
 
 namespace tagflow::graph {

@@ -25,9 +25,9 @@
 
 #include <fmt/format.h>
 
+#include "graph/analysis/topological.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/analysis/topological.hpp"
 #include "graph/shapes/shape_inference.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"

@@ -24,9 +24,9 @@
 
 #include <fmt/format.h>
 
+#include "graph/analysis/topological.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/analysis/topological.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"
 

@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "graph/analysis/topological.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/analysis/topological.hpp"
 #include "ops/fused_ops.hpp"
 
 namespace tagflow::graph::optimize {

@@ -21,9 +21,9 @@
 
 #include <fmt/format.h>
 
+#include "graph/analysis/topological.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/optimize/rewrite.hpp"
-#include "graph/analysis/topological.hpp"
 #include "ops/op_def.hpp"
 
 namespace tagflow::graph::optimize {

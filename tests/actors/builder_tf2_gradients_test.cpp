@@ -11,10 +11,10 @@
 #include <cmath>
 #include <optional>
 
-#include "graph/builder/builder.hpp"
-#include "graph/autodiff/gradients.hpp"
-#include "graph/proto/graph_def.pb.h"
 #include "gradient_check.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/proto/graph_def.pb.h"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

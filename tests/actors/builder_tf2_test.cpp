@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "graph/builder/builder.hpp"
-#include "graph/io/export.hpp"
 #include "graph/autodiff/gradients.hpp"
-#include "graph/io/import.hpp"
+#include "graph/builder/builder.hpp"
 #include "graph/functions/lower_functional.hpp"
-#include "graph/validate.hpp"
+#include "graph/io/export.hpp"
+#include "graph/io/import.hpp"
 #include "graph/proto/graph_def.pb.h"
+#include "graph/validate.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

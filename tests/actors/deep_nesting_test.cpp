@@ -6,8 +6,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "actors/tag.hpp"
-#include "session_test_util.hpp"
 #include "executor_graphs.hpp"
+#include "session_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;

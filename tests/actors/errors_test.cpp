@@ -179,14 +179,27 @@ BOOST_AUTO_TEST_CASE(a_fed_value_that_contradicts_the_graph_is_refused_before_th
       auto s = make_session(parse(text), m);
       auto r = s->run({{"x", Tensor::vector<int32_t>({1, 2, 3})}}, {"sum"});
       BOOST_REQUIRE(!r.ok());
-      BOOST_TEST(r.status().message() == "feed 'x' is int32 [3] but Placeholder 'x' declares int32 [2]",
+      const std::string how = " (--no-feed-shape-check, SessionOptions::check_feed_shapes = false: the dtype alone is "
+                              "checked)";
+      BOOST_TEST(r.status().message() == "feed 'x' is int32 [3] but Placeholder 'x' declares int32 [2]" + how,
                  r.status().message());
       r = s->run({{"x", Tensor::vector<int32_t>({1, 2})}, {"c", Tensor::vector<int32_t>({1, 2})}}, {"sum"});
       BOOST_REQUIRE(!r.ok());
-      BOOST_TEST(r.status().message() == "feed 'c' is int32 [2] but Const 'c' declares int32 []",
+      BOOST_TEST(r.status().message() == "feed 'c' is int32 [2] but Const 'c' declares int32 []" + how,
                  r.status().message());
       auto out = must_run(*s, {{"x", Tensor::vector<int32_t>({1, 2})}}, {"sum"});
       BOOST_TEST(out[0].equals(Tensor::vector<int32_t>({5, 6})), out[0].debug_string());
+      // Without the shape check, as TensorFlow's C API: the kernels see
+      // the shapes; a wrong dtype is still refused.
+      actors::SessionOptions o;
+      o.check_feed_shapes = false;
+      auto unchecked = make_session(parse(text), m, o);
+      out = must_run(*unchecked, {{"x", Tensor::vector<int32_t>({1, 2, 3})}}, {"sum"});
+      BOOST_TEST(out[0].equals(Tensor::vector<int32_t>({5, 6, 7})), out[0].debug_string());
+      r = unchecked->run({{"x", Tensor::vector<float>({1, 2})}}, {"sum"});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(r.status().message() == "feed 'x' is float32 [2] but Placeholder 'x' declares int32",
+                 r.status().message());
     }
   }
 }

@@ -5,8 +5,8 @@
 
 #include "graph/builder/builder.hpp"
 #include "graph/functions/function_def_writer.hpp"
-#include "graph/proto/graph_def.pb.h"
 #include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

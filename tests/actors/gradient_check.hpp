@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.hpp"
 #include "graph/functions/lower_functional.hpp"
+#include "graph/graph.hpp"
 #include "graph/validate.hpp"
 
 namespace tagflow::testing {

@@ -9,13 +9,13 @@
 #include <map>
 #include <set>
 
-#include "graph/builder/builder.hpp"
 #include "graph/analysis/control_flow.hpp"
 #include "graph/autodiff/gradients.hpp"
+#include "graph/builder/builder.hpp"
 #include "ops/resource.hpp"
+#include "session_test_util.hpp"
 #include "trace/sink.hpp"
 #include "trace/trace.hpp"
-#include "session_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;

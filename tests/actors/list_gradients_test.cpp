@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "graph/builder/builder.hpp"
-#include "graph/autodiff/gradients.hpp"
 #include "gradient_check.hpp"
+#include "graph/autodiff/gradients.hpp"
+#include "graph/builder/builder.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

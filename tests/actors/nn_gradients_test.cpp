@@ -7,8 +7,8 @@
 #include <cmath>
 #include <functional>
 
-#include "graph/builder/builder.hpp"
 #include "graph/autodiff/gradients.hpp"
+#include "graph/builder/builder.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

@@ -17,8 +17,8 @@
 #include <set>
 
 #include "actors/session.hpp"
-#include "graph/builder/builder.hpp"
 #include "graph/analysis/control_flow.hpp"
+#include "graph/builder/builder.hpp"
 #include "graph/io/import.hpp"
 #include "graph/optimize/optimizer.hpp"
 #include "graph/validate.hpp"

@@ -9,11 +9,11 @@
 
 #include <cmath>
 
-#include "graph/builder/builder.hpp"
+#include "gradient_check.hpp"
 #include "graph/autodiff/gradients.hpp"
+#include "graph/builder/builder.hpp"
 #include "graph/functions/lower_functional.hpp"
 #include "graph/validate.hpp"
-#include "gradient_check.hpp"
 #include "session_test_util.hpp"
 
 using namespace tagflow;

@@ -165,6 +165,43 @@ BOOST_AUTO_TEST_CASE(tf1_half_plus_two_serves_every_float_signature) {
   }
 }
 
+// TF Serving's rule: a signature checks dtypes and leaves shapes to the
+// kernels. TF 1's x is an Identity whose _output_shapes says [?,1]; TF 2's
+// PlaceholderWithDefault declares [1]; both are fed [3] and answer
+// 0.5 x + 2. --strict-shapes checks the signature's shapes.
+BOOST_AUTO_TEST_CASE(signature_feeds_leave_shapes_to_the_kernels_unless_strict) {
+  const Tensor x = Tensor::vector<float>({1, 2, 5});
+  for (const auto& m : testing::modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      for (const char* name : {"saved_model_half_plus_two_cpu", "saved_model_half_plus_two_tf2_cpu"}) {
+        BOOST_TEST_CONTEXT(name) {
+          auto model = load(model_dir(name), m);
+          auto y = must_call(*model, "serving_default", {{"x", x}});
+          BOOST_TEST(output(y, "y").equals(Tensor::vector<float>({2.5f, 3.0f, 4.5f})), output(y, "y").debug_string());
+          // the dtype still counts
+          auto wrong = model->run_signature("serving_default", {{"x", Tensor::vector<int32_t>({1, 2, 5})}});
+          BOOST_REQUIRE(!wrong.ok());
+          BOOST_TEST(wrong.status().message() == "signature 'serving_default' input 'x' is float32, not int32",
+                     wrong.status().message());
+          actors::SavedModelOptions o;
+          o.session.strict_shapes = true;
+          auto strict = load(model_dir(name), m, o);
+          auto r = strict->run_signature("serving_default", {{"x", x}});
+          BOOST_REQUIRE(!r.ok());
+          BOOST_TEST(r.status().message().find("signature 'serving_default' input 'x' is float32 [3] but the "
+                                               "signature declares float32 [") == 0,
+                     r.status().message());
+          BOOST_TEST(r.status().message().find("(--strict-shapes, SessionOptions::strict_shapes)") != std::string::npos);
+          const Tensor fits = std::string(name) == "saved_model_half_plus_two_cpu"
+                                  ? Tensor::from_vector<float>(Shape({3, 1}), {1, 2, 5})
+                                  : Tensor::vector<float>({1});
+          must_call(*strict, "serving_default", {{"x", fits}});
+        }
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(tf2_half_plus_two_restores_resource_variables_inside_a_function) {
   for (const auto& m : testing::modes()) {
     BOOST_TEST_CONTEXT(m.name) {

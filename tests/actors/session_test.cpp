@@ -1,7 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
-#include "session_test_util.hpp"
 #include "executor_graphs.hpp"
+#include "session_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;

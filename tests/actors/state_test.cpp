@@ -2,8 +2,8 @@
 // through Ref* control-flow ops), stacks and TensorArrays in loops.
 #include <boost/test/unit_test.hpp>
 
-#include "session_test_util.hpp"
 #include "executor_graphs.hpp"
+#include "session_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::testing;

@@ -22,9 +22,9 @@
 #include <thread>
 
 #include "actors/explorer.hpp"
-#include "graph/io/export.hpp"
 #include "difftest.hpp"
 #include "emit.hpp"
+#include "graph/io/export.hpp"
 #include "program.hpp"
 #include "regression.hpp"
 #include "shrink.hpp"

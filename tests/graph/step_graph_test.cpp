@@ -30,10 +30,10 @@ std::string placeholder(const std::string& name, const std::string& shape,
 
 const char* kVersion = "versions { producer: 27 }\n";
 
-std::string feed_error(const Graph& g, const std::string& feed, const Tensor& value) {
+std::string feed_error(const Graph& g, const std::string& feed, const Tensor& value, bool shapes = true) {
   auto e = parse_endpoint(g, feed);
   if (!e.ok()) return e.status().to_string();
-  return check_feed(feed, declared_output(g, *e), value).to_string();
+  return check_feed(feed, declared_output(g, *e), value, shapes).to_string();
 }
 
 // examples/while_loop.pbtxt: i = Const; while i < 10: i += 1.
@@ -78,13 +78,32 @@ BOOST_AUTO_TEST_CASE(a_feed_replacing_a_constant_must_have_its_shape) {
   BOOST_TEST(feed_error(g, "Const", Tensor::scalar<int32_t>(3)) == "ok");
 }
 
-BOOST_AUTO_TEST_CASE(output_shapes_declare_the_shape_of_any_output) {
+BOOST_AUTO_TEST_CASE(output_shapes_never_constrain_a_feed) {
+  // TF Serving's half_plus_three: `x` is an Identity whose _output_shapes
+  // says [?,1], fed [3]. The attr is informational; the dtype still counts.
   Graph g = validated(std::string(kVersion) + placeholder("x", "unknown_rank: true") +
-                      "node { name: \"n\" op: \"Neg\" input: \"x\" attr { key: \"T\" value { type: DT_INT32 } }"
-                      " attr { key: \"_output_shapes\" value { list { shape { dim { size: 3 } } } } } }\n");
-  std::string e = feed_error(g, "n", Tensor::vector<int32_t>({1, 2}));
-  BOOST_TEST(contains(e, "feed 'n' is int32 [2] but Neg 'n' (its _output_shapes) declares int32 [3]"), e);
-  BOOST_TEST(feed_error(g, "n", Tensor::vector<int32_t>({1, 2, 3})) == "ok");
+                      "node { name: \"n\" op: \"Identity\" input: \"x\" attr { key: \"T\" value { type: DT_INT32 } }"
+                      " attr { key: \"_output_shapes\" value { list { shape { dim { size: -1 } dim { size: 1 } } } } } }\n");
+  BOOST_TEST(feed_error(g, "n", Tensor::vector<int32_t>({1, 2, 5})) == "ok");
+  BOOST_TEST(feed_error(g, "n", Tensor::from_vector<int32_t>({3, 1}, {1, 2, 5})) == "ok");
+  std::string e = feed_error(g, "n", Tensor::vector<float>({1, 2, 5}));
+  BOOST_TEST(contains(e, "feed 'n' is float32 [3] but Identity 'n' declares int32"), e);
+  BOOST_TEST(!contains(e, "_output_shapes"), e);
+}
+
+BOOST_AUTO_TEST_CASE(without_the_shape_check_a_feed_is_checked_for_its_dtype_alone) {
+  Graph g = validated(std::string(kVersion) + placeholder("x", "dim { size: 2 } dim { size: -1 }") +
+                      placeholder("s", ""));
+  // TF 2 signatures declare `float32 []` and are fed vectors (TF's C API).
+  BOOST_TEST(feed_error(g, "s", Tensor::vector<int32_t>({1, 2, 3}), false) == "ok");
+  BOOST_TEST(feed_error(g, "x", Tensor::vector<int32_t>({1, 2, 3}), false) == "ok");
+  std::string e = feed_error(g, "x", Tensor::vector<float>({1, 2}), false);
+  BOOST_TEST(contains(e, "feed 'x' is float32 [2] but Placeholder 'x' declares int32"), e);
+  BOOST_TEST(!contains(e, "[2,?]"), e);
+  // With it, the error says how to feed it anyway; a dtype error does not.
+  e = feed_error(g, "s", Tensor::vector<int32_t>({1, 2, 3}));
+  BOOST_TEST(contains(e, "declares int32 [] (--no-feed-shape-check, SessionOptions::check_feed_shapes = false"), e);
+  BOOST_TEST(!contains(feed_error(g, "s", Tensor::vector<float>({1})), "--no-feed-shape-check"));
 }
 
 BOOST_AUTO_TEST_CASE(feeding_or_fetching_a_value_inside_a_loop_says_why_it_cannot) {

@@ -17,8 +17,8 @@
 #include <fstream>
 #include <thread>
 
-#include "actors/partition_cases.hpp"
 #include "actors/messages.hpp"
+#include "actors/partition_cases.hpp"
 #include "net/cluster_hosts.hpp"
 #include "net/remote.hpp"
 #include "worker_processes.hpp"

@@ -1,8 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "graph/analysis/control_flow.hpp"
-#include "graph/io/import.hpp"
 #include "graph/graph_test_util.hpp"
+#include "graph/io/import.hpp"
 
 using namespace tagflow;
 using namespace tagflow::graph;

@@ -3,9 +3,9 @@
 // by tests/actors/gradients_test.cpp.
 #include <boost/test/unit_test.hpp>
 
-#include "graph/builder/builder.hpp"
 #include "graph/analysis/control_flow.hpp"
 #include "graph/autodiff/gradients.hpp"
+#include "graph/builder/builder.hpp"
 #include "graph/io/import.hpp"
 #include "graph/validate.hpp"
 

@@ -2,12 +2,12 @@
 // error it reports. Values are checked by tests/actors/builder_run_test.cpp.
 #include <boost/test/unit_test.hpp>
 
-#include "graph/builder/builder.hpp"
 #include "graph/analysis/control_flow.hpp"
+#include "graph/builder/builder.hpp"
+#include "graph/graph_test_util.hpp"
 #include "graph/io/export.hpp"
 #include "graph/io/import.hpp"
 #include "graph/validate.hpp"
-#include "graph/graph_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::graph;

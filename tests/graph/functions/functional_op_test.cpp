@@ -6,9 +6,9 @@
 
 #include "graph/functions/function_library.hpp"
 #include "graph/functions/functional_op.hpp"
+#include "graph/graph_test_util.hpp"
 #include "graph/io/import.hpp"
 #include "graph/proto/graph_def.pb.h"
-#include "graph/graph_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::graph;

@@ -4,14 +4,14 @@
 #include <boost/test/unit_test.hpp>
 
 #include "graph/analysis/control_flow.hpp"
-#include "graph/functions/function_library.hpp"
-#include "graph/io/import.hpp"
 #include "graph/functions/function_instantiator.hpp"
+#include "graph/functions/function_library.hpp"
 #include "graph/functions/lower_functional.hpp"
+#include "graph/graph_test_util.hpp"
+#include "graph/io/import.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
-#include "graph/graph_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::graph;

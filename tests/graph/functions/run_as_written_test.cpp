@@ -4,8 +4,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "graph/functions/function_instantiator.hpp"
-#include "graph/io/import.hpp"
 #include "graph/functions/run_as_written.hpp"
+#include "graph/io/import.hpp"
 #include "ops/op_def.hpp"
 
 using namespace tagflow;

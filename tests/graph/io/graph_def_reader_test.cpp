@@ -6,10 +6,10 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
-#include "graph/io/import.hpp"
-#include "graph/proto/graph_def.pb.h"
 #include "graph/graph_test_util.hpp"
+#include "graph/io/import.hpp"
 #include "graph/large_graphs.hpp"
+#include "graph/proto/graph_def.pb.h"
 
 using namespace tagflow;
 using namespace tagflow::graph;

@@ -7,11 +7,11 @@
 #include <google/protobuf/unknown_field_set.h>
 
 #include "graph/analysis/control_flow.hpp"
+#include "graph/graph_test_util.hpp"
 #include "graph/io/export.hpp"
 #include "graph/io/import.hpp"
 #include "graph/proto/graph_def.pb.h"
 #include "graph/validate.hpp"
-#include "graph/graph_test_util.hpp"
 
 using namespace tagflow;
 using namespace tagflow::graph;

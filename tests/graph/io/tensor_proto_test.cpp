@@ -2,10 +2,10 @@
 
 #include <google/protobuf/text_format.h>
 
-#include "graph/proto/graph_def.pb.h"
-#include "graph/io/tensor_proto.hpp"
-#include "ops/variant.hpp"
 #include "graph/graph_test_util.hpp"
+#include "graph/io/tensor_proto.hpp"
+#include "graph/proto/graph_def.pb.h"
+#include "ops/variant.hpp"
 
 using namespace tagflow;
 using namespace tagflow::graph;

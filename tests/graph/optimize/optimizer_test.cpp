@@ -3,8 +3,8 @@
 // value is tests/actors/optimizer_equivalence_test.cpp.)
 #include <boost/test/unit_test.hpp>
 
-#include "graph/builder/builder.hpp"
 #include "graph/analysis/control_flow.hpp"
+#include "graph/builder/builder.hpp"
 #include "graph/optimize/optimizer.hpp"
 
 using namespace tagflow;

@@ -6,10 +6,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include "graph/builder/builder.hpp"
-#include "ops/op_def.hpp"
+#include "graph/graph_test_util.hpp"
 #include "graph/shapes/shape_inference.hpp"
 #include "graph/validate.hpp"
-#include "graph/graph_test_util.hpp"
+#include "ops/op_def.hpp"
 
 namespace tagflow::ops {
 // For BOOST_TEST's messages.
