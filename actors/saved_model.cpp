@@ -52,7 +52,7 @@ ops::Expected<std::unique_ptr<SavedModelSession>> SavedModelSession::load(const 
   graph::ImportOptions limits;
   limits.max_nodes = *resolved.max_nodes;
   limits.max_constant_bytes = *resolved.memory_limit;
-  TF_ASSIGN_OR_RETURN(graph::MetaGraph meta, graph::read_saved_model(dir, options.tag, limits));
+  TF_ASSIGN_OR_RETURN(graph::MetaGraph meta, graph::read_saved_model(dir, options.tags, limits));
   std::unique_ptr<SavedModelSession> m(new SavedModelSession());
   m->dir_ = dir;
   m->strict_shapes_ = resolved.strict_shapes;

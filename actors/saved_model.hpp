@@ -23,7 +23,9 @@
 namespace tagflow::actors {
 
 struct SavedModelOptions {
-  std::string tag = "serve";
+  // The meta graph's tag set, matched as a set (graph::parse_tag_set):
+  // {"serve"}, {"serve", "gpu"}, or {} for a TF 1 Hub module's.
+  std::vector<std::string> tags = {"serve"};
   // The checkpoint to restore; empty: DIR/variables/variables, skipped when
   // the model has no variables (no .index file), as TensorFlow's loader does.
   std::string checkpoint;

@@ -117,7 +117,7 @@ int run_saved_model(const RunArgs& args) {
   auto options = session_options(args);
   if (!options.ok()) return fail(options.status());
   actors::SavedModelOptions load;
-  load.tag = args.tag;
+  load.tags = graph::parse_tag_set(args.tag);
   load.checkpoint = args.checkpoint;
   load.session = *options;
   auto model = actors::SavedModelSession::load(args.graph, load);
@@ -151,9 +151,7 @@ int inspect_saved_model(const std::string& dir) {
   if (!infos.ok()) return fail(infos.status());
   std::printf("SavedModel %s: %zu meta graph%s\n", dir.c_str(), infos->size(), infos->size() == 1 ? "" : "s");
   for (const graph::MetaGraphInfo& info : *infos) {
-    std::string tags;
-    for (const auto& t : info.tags) tags += (tags.empty() ? "" : ",") + t;
-    std::printf("\nmeta graph [%s]%s\n", tags.c_str(),
+    std::printf("\nmeta graph %s%s\n", graph::tag_set_text(graph::parse_tag_set(info.tags)).c_str(),
                 info.tensorflow_version.empty() ? "" : (" written by TensorFlow " + info.tensorflow_version).c_str());
     if (info.saver)
       std::printf("  restore: run %s with the checkpoint prefix fed to %s; save: fetch %s\n",

@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
                       "run the step (fetches and targets) this many times in the session, printing the fetches "
                       "after each (default: 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  run_cmd->add_option("--tag", run.tag, "SavedModel: the meta graph's tag (default: serve)");
+  run_cmd->add_option("--tag", run.tag,
+                      "SavedModel: the meta graph's tag set, tags separated by commas, matched as a set as "
+                      "TensorFlow's loader matches it: serve,gpu; \"\" for an empty one (default: serve)");
   run_cmd->add_option("--signature", run.signature, "SavedModel: the signature to run (default: serving_default)");
   run_cmd->add_option("--input", run.inputs,
                       "SavedModel: KEY=VALUE, an input of the signature by its key, VALUE a literal of its dtype; "

@@ -146,6 +146,13 @@ Status not_a_graph_def(const std::string& source) {
 
 }  // namespace
 
+Status parse_text_message(std::string_view text, const std::string& source, const char* what, pb::Message* out) {
+  TextErrorCollector errors(source);
+  if (parse_text(text, &errors, out)) return ok_status();
+  return Status(Error::parse_error,
+                errors.first().empty() ? source + ": malformed text " + what : errors.first());
+}
+
 Expected<tensorflow::GraphDef> read_text_graph_def(std::string_view text, const std::string& source,
                                                    NodeDefSink& sink) {
   if (text.size() > static_cast<size_t>(INT_MAX))

@@ -22,6 +22,10 @@
 
 #include "graph/graph.hpp"
 
+namespace google::protobuf {
+class Message;
+}  // namespace google::protobuf
+
 namespace tensorflow {
 class GraphDef;
 class NodeDef;
@@ -50,6 +54,12 @@ Expected<tensorflow::GraphDef> read_text_graph_def(std::string_view text, const 
 // "SOURCE: not a valid binary GraphDef".
 Expected<tensorflow::GraphDef> read_binary_graph_def(std::string_view bytes,
                                                      const std::string& source, NodeDefSink& sink);
+
+// Any message in protobuf's text format (a saved_model.pbtxt), parsed
+// whole; a parse_error "SOURCE:LINE:COL: what protobuf says", or "SOURCE:
+// malformed text WHAT" when it says nothing.
+Status parse_text_message(std::string_view text, const std::string& source, const char* what,
+                          google::protobuf::Message* out);
 
 }  // namespace io
 }  // namespace tagflow::graph

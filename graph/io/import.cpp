@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/descriptor.h>
@@ -582,14 +583,16 @@ Expected<Graph> import_graph_bytes(std::string_view bytes, const std::string& so
 Expected<Graph> import_graph_file(const std::string& path, const ImportOptions& options) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return Status(Error::not_found, "cannot open " + quoted(path) + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(::fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode))
+    return Status(Error::invalid_argument,
+                  quoted(path) + " is a directory, not a GraphDef file (a SavedModel directory holds "
+                  "saved_model.pb or saved_model.pbtxt)");
   std::string bytes;
   // One allocation of the file's size: growing by appends would hold a
-  // large file twice for a moment.
-  if (std::fseek(f.get(), 0, SEEK_END) == 0) {
-    const long size = std::ftell(f.get());
-    if (size > 0) bytes.reserve(static_cast<size_t>(size));
-    std::rewind(f.get());
-  }
+  // large file twice for a moment. (Only a regular file has a size.)
+  if (::fstat(::fileno(f.get()), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    bytes.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
   size_t got;
   while ((got = std::fread(buf, 1, sizeof(buf), f.get())) > 0) bytes.append(buf, got);

@@ -1,5 +1,5 @@
-// Reading saved_model.pb: the meta graphs, their signatures, saver, init op
-// and assets (graph/io/saved_model.hpp).
+// Reading saved_model.pb or saved_model.pbtxt: the meta graphs, their
+// signatures, saver, init op and assets (graph/io/saved_model.hpp).
 #include "graph/io/saved_model.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "graph/io/graph_def_reader.hpp"
 #include "graph/io/tensor_proto.hpp"
 #include "graph/proto/graph_def.pb.h"
 
@@ -19,9 +20,24 @@ inline namespace io {
 
 namespace {
 
-std::string model_file(const std::string& dir) {
-  return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + "saved_model.pb";
+std::string in_dir(const std::string& dir, const char* name) {
+  return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + name;
 }
+
+bool regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The file TensorFlow's loader reads: saved_model.pb, else saved_model.pbtxt;
+// empty when there is neither.
+std::string model_file(const std::string& dir) {
+  for (const char* name : {"saved_model.pb", "saved_model.pbtxt"})
+    if (regular_file(in_dir(dir, name))) return in_dir(dir, name);
+  return {};
+}
+
+bool is_text(const std::string& path) { return path.size() > 6 && path.compare(path.size() - 6, 6, ".pbtxt") == 0; }
 
 Expected<std::string> read_bytes(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
@@ -37,10 +53,16 @@ Expected<std::string> read_bytes(const std::string& path) {
 
 Expected<tensorflow::SavedModel> parse_saved_model(const std::string& dir) {
   const std::string path = model_file(dir);
+  if (path.empty())
+    return Status(Error::not_found,
+                  fmt::format("'{}' holds neither saved_model.pb nor saved_model.pbtxt: not a SavedModel", dir));
   TF_ASSIGN_OR_RETURN(std::string bytes, read_bytes(path));
   tensorflow::SavedModel model;
-  if (!model.ParseFromString(bytes))
+  if (is_text(path)) {
+    TF_RETURN_IF_ERROR(parse_text_message(bytes, path, "SavedModel", &model));
+  } else if (!model.ParseFromString(bytes)) {
     return Status(Error::parse_error, fmt::format("{}: not a valid binary SavedModel", path));
+  }
   if (model.meta_graphs_size() == 0)
     return Status(Error::parse_error, fmt::format("{}: the SavedModel holds no meta graph", path));
   return model;
@@ -140,14 +162,13 @@ Expected<MetaGraphInfo> info_of(const tensorflow::MetaGraphDef& meta, const std:
   return info;
 }
 
+std::vector<std::string> tag_set_of(const tensorflow::MetaGraphDef& meta) {
+  return parse_tag_set(std::vector<std::string>(meta.meta_info_def().tags().begin(), meta.meta_info_def().tags().end()));
+}
+
 std::string tag_sets(const tensorflow::SavedModel& model) {
   std::string out;
-  for (const auto& meta : model.meta_graphs()) {
-    if (!out.empty()) out += ", ";
-    std::string tags;
-    for (const std::string& t : meta.meta_info_def().tags()) tags += (tags.empty() ? "" : ",") + t;
-    out += "[" + tags + "]";
-  }
+  for (const auto& meta : model.meta_graphs()) out += (out.empty() ? "" : ", ") + tag_set_text(tag_set_of(meta));
   return out;
 }
 
@@ -166,7 +187,34 @@ bool MetaGraphInfo::has_tag(const std::string& tag) const {
 bool is_saved_model_dir(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  return ::stat(model_file(path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return !model_file(path).empty();
+}
+
+std::vector<std::string> parse_tag_set(const std::vector<std::string>& tags) {
+  std::vector<std::string> out;
+  for (const std::string& t : tags)
+    if (!t.empty()) out.push_back(t);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> parse_tag_set(const std::string& text) {
+  std::vector<std::string> tags;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    tags.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return parse_tag_set(tags);
+}
+
+std::string tag_set_text(const std::vector<std::string>& tags) {
+  std::string out;
+  for (const std::string& t : tags) out += (out.empty() ? "" : ",") + t;
+  return "[" + out + "]";
 }
 
 std::string saved_model_variables_prefix(const std::string& dir) {
@@ -183,20 +231,20 @@ Expected<std::vector<MetaGraphInfo>> read_saved_model_infos(const std::string& d
   return out;
 }
 
-Expected<MetaGraph> read_saved_model(const std::string& dir, const std::string& tag,
+Expected<MetaGraph> read_saved_model(const std::string& dir, const std::vector<std::string>& tags,
                                      const ImportOptions& options) {
   TF_ASSIGN_OR_RETURN(tensorflow::SavedModel model, parse_saved_model(dir));
   const std::string path = model_file(dir);
+  const std::vector<std::string> wanted = parse_tag_set(tags);
   for (auto& meta : *model.mutable_meta_graphs()) {
-    const auto& tags = meta.meta_info_def().tags();
-    if (std::find(tags.begin(), tags.end(), tag) == tags.end()) continue;
+    if (tag_set_of(meta) != wanted) continue;
     MetaGraph out;
     TF_ASSIGN_OR_RETURN(out.info, info_of(meta, path));
     TF_ASSIGN_OR_RETURN(out.graph, graph_from_proto(meta.graph_def(), path, options));
     return out;
   }
-  return Status(Error::not_found, fmt::format("{}: no meta graph has the tag '{}' (tag sets: {})", path, tag,
-                                              tag_sets(model)));
+  return Status(Error::not_found, fmt::format("{}: no meta graph has the tag set {} (tag sets: {})", path,
+                                              tag_set_text(wanted), tag_sets(model)));
 }
 
 }  // namespace io

@@ -71,21 +71,30 @@ struct MetaGraph {
   Graph graph;
 };
 
-// True if `path` is a directory holding a saved_model.pb.
+// True if `path` is a directory holding a saved_model.pb or, as TensorFlow's
+// loader also reads, a saved_model.pbtxt (the binary one first).
 bool is_saved_model_dir(const std::string& path);
+
+// A meta graph is chosen by its tag *set*, as TensorFlow's loader chooses
+// (`--tag serve,gpu`; an empty set, as TF 1 Hub modules have): the tags
+// sorted, each once, empty names dropped.
+std::vector<std::string> parse_tag_set(const std::vector<std::string>& tags);
+std::vector<std::string> parse_tag_set(const std::string& comma_separated);
+std::string tag_set_text(const std::vector<std::string>& tags);  // "[serve,gpu]", "[]"
 
 // The checkpoint prefix of a SavedModel directory: DIR/variables/variables.
 std::string saved_model_variables_prefix(const std::string& dir);
 
-// Every meta graph of DIR/saved_model.pb, without the graphs (for
+// Every meta graph of the SavedModel in DIR, without the graphs (for
 // `tagflow inspect`). Errors: not_found for a missing file, parse_error
 // naming the file for bytes that are not a SavedModel.
 Expected<std::vector<MetaGraphInfo>> read_saved_model_infos(const std::string& dir);
 
-// The meta graph of DIR/saved_model.pb whose tags include `tag`, its graph
-// imported within `options`. An unknown tag is not_found listing the tag
-// sets there are.
-Expected<MetaGraph> read_saved_model(const std::string& dir, const std::string& tag,
+// The meta graph of the SavedModel in DIR whose tag set is `tags` (as a
+// set: order and repeats do not matter), its graph imported within
+// `options`. A tag set no meta graph has is not_found listing the tag sets
+// there are.
+Expected<MetaGraph> read_saved_model(const std::string& dir, const std::vector<std::string>& tags,
                                      const ImportOptions& options = {});
 
 }  // namespace io

@@ -14,7 +14,10 @@
 #include <random>
 
 #include "actors/saved_model.hpp"
+#include <google/protobuf/text_format.h>
+
 #include "graph/autodiff/gradients.hpp"
+#include "graph/proto/graph_def.pb.h"
 #include "graph/step_graph.hpp"
 #include "graph/validate.hpp"
 #include "ops/proto/example.pb.h"
@@ -57,6 +60,13 @@ NamedTensors must_call(SavedModelSession& m, const std::string& sig, const Named
   auto r = m.run_signature(sig, in);
   BOOST_REQUIRE_MESSAGE(r.ok(), r.status().to_string());
   return std::move(r).value();
+}
+
+// The error loading `dir` gives (a load that succeeds fails the test).
+std::string load_error(const std::string& dir, actors::SavedModelOptions o) {
+  auto s = SavedModelSession::load(dir, std::move(o));
+  BOOST_REQUIRE(!s.ok());
+  return s.status().to_string();
 }
 
 float scalar_of(const Tensor& t) {
@@ -200,6 +210,78 @@ BOOST_AUTO_TEST_CASE(signature_feeds_leave_shapes_to_the_kernels_unless_strict) 
       }
     }
   }
+}
+
+// TensorFlow's loader reads saved_model.pbtxt when there is no
+// saved_model.pb; so does tagflow, with errors at a line and column.
+BOOST_AUTO_TEST_CASE(a_text_saved_model_loads_as_the_binary_one) {
+  TempDir tmp;
+  for (const char* name : {"saved_model_half_plus_two_cpu", "saved_model_half_plus_two_tf2_cpu"}) {
+    BOOST_TEST_CONTEXT(name) {
+      fs::path dir = copy_model(name, tmp);
+      tensorflow::SavedModel model;
+      {
+        std::ifstream in(dir / "saved_model.pb", std::ios::binary);
+        BOOST_REQUIRE(model.ParseFromIstream(&in));
+      }
+      std::string text;
+      BOOST_REQUIRE(google::protobuf::TextFormat::PrintToString(model, &text));
+      fs::remove(dir / "saved_model.pb");
+      std::ofstream(dir / "saved_model.pbtxt") << text;
+      BOOST_TEST(graph::is_saved_model_dir(dir.string()));
+      for (const auto& m : testing::modes()) {
+        BOOST_TEST_CONTEXT(m.name) {
+          auto loaded = load(dir.string(), m);
+          auto y = must_call(*loaded, "serving_default", {{"x", Tensor::vector<float>({1})}});
+          BOOST_TEST(output(y, "y").equals(Tensor::vector<float>({2.5f})), output(y, "y").debug_string());
+        }
+      }
+      std::ofstream(dir / "saved_model.pbtxt") << "meta_graphs { meta_info_def { tags: \"serve\" }\n  graph_def { node {";
+      std::string e = load_error(dir.string(), {});
+      BOOST_TEST(e.find("saved_model.pbtxt:2:") != std::string::npos, e);
+      BOOST_TEST(e.find("parse_error") != std::string::npos, e);
+    }
+  }
+}
+
+// A meta graph is chosen by its tag set, as TensorFlow's loader chooses.
+BOOST_AUTO_TEST_CASE(meta_graphs_are_chosen_by_tag_set) {
+  TempDir tmp;
+  fs::path dir = copy_model("saved_model_counter", tmp);
+  tensorflow::SavedModel model;
+  {
+    std::ifstream in(dir / "saved_model.pb", std::ios::binary);
+    BOOST_REQUIRE(model.ParseFromIstream(&in));
+  }
+  // Two more meta graphs of the same graph: [gpu,serve] and the empty set
+  // (a TF 1 Hub module's).
+  for (const std::vector<std::string>& tags : {std::vector<std::string>{"serve", "gpu"}, std::vector<std::string>{}}) {
+    tensorflow::MetaGraphDef* meta = model.add_meta_graphs();
+    *meta = model.meta_graphs(0);
+    meta->mutable_meta_info_def()->clear_tags();
+    for (const std::string& t : tags) meta->mutable_meta_info_def()->add_tags(t);
+  }
+  {
+    std::ofstream out(dir / "saved_model.pb", std::ios::binary | std::ios::trunc);
+    BOOST_REQUIRE(model.SerializeToOstream(&out));
+  }
+  const testing::Mode m = testing::modes().front();
+  for (const std::vector<std::string>& tags :
+       {std::vector<std::string>{"serve"}, std::vector<std::string>{"gpu", "serve"},
+        std::vector<std::string>{"serve", "gpu", "serve"}, std::vector<std::string>{}}) {
+    actors::SavedModelOptions o;
+    o.tags = tags;
+    auto loaded = load(dir.string(), m, o);
+    BOOST_TEST(graph::parse_tag_set(loaded->info().tags) == graph::parse_tag_set(tags));
+    auto out = must_call(*loaded, "incr_counter", {});
+    BOOST_TEST(scalar_of(output(out, "output")) == 1.0f);
+  }
+  actors::SavedModelOptions o;
+  o.tags = {"gpu"};  // a subset of a tag set is not it
+  std::string e = load_error(dir.string(), o);
+  BOOST_TEST(e.find("no meta graph has the tag set [gpu] (tag sets: [serve], [gpu,serve], [])") != std::string::npos, e);
+  BOOST_TEST(graph::parse_tag_set(std::string("serve,gpu,,serve")) == (std::vector<std::string>{"gpu", "serve"}));
+  BOOST_TEST(graph::parse_tag_set(std::string("")).empty());
 }
 
 BOOST_AUTO_TEST_CASE(tf2_half_plus_two_restores_resource_variables_inside_a_function) {
@@ -621,7 +703,7 @@ BOOST_AUTO_TEST_CASE(bad_checkpoints_and_requests_are_errors_that_name_what_is_w
   }
   {  // an unknown tag lists the tag sets
     actors::SavedModelOptions o;
-    o.tag = "train";
+    o.tags = {"train"};
     std::string e = load_error(model_dir("saved_model_counter"), o);
     BOOST_TEST(e.find("serve") != std::string::npos, e);
   }
