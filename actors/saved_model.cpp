@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "graph/io/variables.hpp"
 #include "ops/resource.hpp"
 #include "ops/tensor_bundle.hpp"
 
@@ -58,21 +59,28 @@ ops::Expected<std::unique_ptr<SavedModelSession>> SavedModelSession::load(const 
   m->strict_shapes_ = resolved.strict_shapes;
   m->info_ = std::move(meta.info);
   if (options.transform) TF_RETURN_IF_ERROR(options.transform(&meta.graph, m->info_));
-  auto session = Session::create(std::move(meta.graph), std::move(resolved));
-  if (!session.ok()) return session.status().with_prefix(dir + ": ");
-  m->session_ = std::move(session).value();
 
   std::string prefix = options.checkpoint;
   if (prefix.empty()) {
     prefix = graph::saved_model_variables_prefix(dir);
     if (!file_exists(prefix + ".index")) prefix.clear();  // a model without variables
   }
-  if (!prefix.empty()) {
-    if (!m->info_.saver)
-      return Status(Error::invalid_argument,
-                    fmt::format("{}: the meta graph has no saver_def, so its variables cannot be restored", dir));
-    TF_RETURN_IF_ERROR(m->restore(prefix).with_prefix(dir + ": "));
+  if (!prefix.empty() && !m->info_.saver) {
+    // No saver_def (TF 1 Hub modules): the variables are restored by name,
+    // as TF Hub restores them, through a restore op added here.
+    auto reader = ops::BundleReader::open(prefix);
+    if (!reader.ok()) return reader.status().with_prefix(fmt::format("{}: restoring from '{}': ", dir, prefix));
+    std::vector<std::pair<std::string, ops::DType>> saved;
+    for (const ops::BundleEntry& e : reader->entries()) saved.emplace_back(e.name, e.dtype);
+    auto by_name = graph::add_restore_by_name(&meta.graph, saved, "_tagflow_restore");
+    if (!by_name.ok()) return by_name.status().with_prefix(fmt::format("{}: restoring from '{}': ", dir, prefix));
+    m->restore_by_name_ = std::move(by_name).value();
   }
+  auto session = Session::create(std::move(meta.graph), std::move(resolved));
+  if (!session.ok()) return session.status().with_prefix(dir + ": ");
+  m->session_ = std::move(session).value();
+  if (!prefix.empty() && (m->info_.saver || m->restore_by_name_.variables > 0))
+    TF_RETURN_IF_ERROR(m->restore(prefix).with_prefix(dir + ": "));
   if (!m->info_.init_op.empty()) {
     auto done = m->session_->run(m->asset_feeds(), {}, {m->info_.init_op});
     if (!done.ok())
@@ -89,10 +97,13 @@ Feeds SavedModelSession::asset_feeds() const {
 }
 
 Status SavedModelSession::restore(const std::string& prefix) {
-  if (!info_.saver) return Status(Error::invalid_argument, "the meta graph has no saver_def");
+  const bool by_name = !info_.saver && restore_by_name_.variables > 0;
+  if (!info_.saver && !by_name)
+    return Status(Error::invalid_argument, "the meta graph has no saver_def and no variable the checkpoint names");
   Feeds feeds = asset_feeds();
-  feeds.emplace_back(info_.saver->filename_tensor, ops::Tensor::string_scalar(prefix));
-  auto done = session_->run(feeds, {}, {info_.saver->restore_op});
+  feeds.emplace_back(by_name ? restore_by_name_.prefix_tensor : info_.saver->filename_tensor,
+                     ops::Tensor::string_scalar(prefix));
+  auto done = session_->run(feeds, {}, {by_name ? restore_by_name_.restore_op : info_.saver->restore_op});
   if (!done.ok()) return done.status().with_prefix(fmt::format("restoring from '{}': ", prefix));
   return ops::ok_status();
 }

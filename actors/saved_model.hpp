@@ -19,6 +19,7 @@
 
 #include "actors/session.hpp"
 #include "graph/io/saved_model.hpp"
+#include "graph/io/variables.hpp"
 
 namespace tagflow::actors {
 
@@ -69,6 +70,8 @@ class SavedModelSession {
 
   std::string dir_;
   bool strict_shapes_ = false;  // SessionOptions::strict_shapes
+  // Without a saver_def: the restore op load() added (graph/io/variables.hpp).
+  graph::RestoreByName restore_by_name_;
   graph::MetaGraphInfo info_;
   std::unique_ptr<Session> session_;
 };

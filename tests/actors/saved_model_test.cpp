@@ -244,6 +244,35 @@ BOOST_AUTO_TEST_CASE(a_text_saved_model_loads_as_the_binary_one) {
   }
 }
 
+// A meta graph without a saver_def whose directory holds a checkpoint (TF 1
+// Hub modules) restores its variables by name, as TF Hub does.
+BOOST_AUTO_TEST_CASE(a_meta_graph_without_a_saver_restores_its_variables_by_name) {
+  TempDir tmp;
+  fs::path dir = copy_model("saved_model_half_plus_two_cpu", tmp);
+  tensorflow::SavedModel model;
+  {
+    std::ifstream in(dir / "saved_model.pb", std::ios::binary);
+    BOOST_REQUIRE(model.ParseFromIstream(&in));
+  }
+  model.mutable_meta_graphs(0)->clear_saver_def();
+  {
+    std::ofstream out(dir / "saved_model.pb", std::ios::binary | std::ios::trunc);
+    BOOST_REQUIRE(model.SerializeToOstream(&out));
+  }
+  for (const auto& m : testing::modes()) {
+    BOOST_TEST_CONTEXT(m.name) {
+      auto loaded = load(dir.string(), m);
+      BOOST_TEST(!loaded->info().saver.has_value());
+      // a = 0.5, b = 2 come from the checkpoint: y = a x + b
+      auto y = must_call(*loaded, "serving_default", {{"x", Tensor::from_vector<float>(Shape({2, 1}), {1, 4})}});
+      BOOST_TEST(output(y, "y").equals(Tensor::from_vector<float>(Shape({2, 1}), {2.5f, 4.0f})),
+                 output(y, "y").debug_string());
+      auto y3 = must_call(*loaded, "regress_x2_to_y3", {{"inputs", Tensor::from_vector<float>(Shape({1, 1}), {4.0f})}});
+      BOOST_TEST(output(y3, "outputs").data<float>()[0] == 0.5f * 4.0f + 3.0f);
+    }
+  }
+}
+
 // A meta graph is chosen by its tag set, as TensorFlow's loader chooses.
 BOOST_AUTO_TEST_CASE(meta_graphs_are_chosen_by_tag_set) {
   TempDir tmp;
