@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (if needed) and runs one libFuzzer harness of fuzz/ (docs/testing.md):
 #   bash scripts/fuzz.sh TARGET SECONDS [libFuzzer flags]
-#   TARGET: import_text, import_binary, config, run, gradients or messages
+#   TARGET: import_text, import_binary, saved_model, config, run, gradients or messages
 # The fuzzer starts from a copy of its seed corpus (fuzz/corpus/TARGET) in
 # build-fuzz/work/TARGET/corpus, which keeps the new entries it finds from
 # run to run; crashes, hangs, leaks and out-of-memory inputs go to
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ $# -lt 2 ]; then
-  echo "usage: bash scripts/fuzz.sh import_text|import_binary|config|run|gradients|messages SECONDS [libFuzzer flags]" >&2
+  echo "usage: bash scripts/fuzz.sh import_text|import_binary|saved_model|config|run|gradients|messages SECONDS [libFuzzer flags]" >&2
   exit 2
 fi
 target="$1"

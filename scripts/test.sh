@@ -13,7 +13,7 @@ if [ "$seconds" = 0 ]; then
 elif ! command -v clang++ > /dev/null; then
   echo "tagflow: fuzzers skipped: clang is not installed"
 else
-  for target in import_text import_binary config run gradients messages; do
+  for target in import_text import_binary saved_model config run gradients messages; do
     status=0
     TAGFLOW_FUZZ_SMOKE=1 bash scripts/fuzz.sh "$target" "$seconds" || status=$?
     if [ "$status" -eq 3 ]; then
