@@ -120,7 +120,7 @@ struct Session::Impl {
   ops::Expected<graph::StepPlan> plan_step(const graph::StepSignature& step) {
     if (!resource_devices) {
       // an error here is the step's own placement's to report, if it matters
-      auto pinned = graph::resource_devices(graph, devices, options.placement);
+      auto pinned = graph::resource_devices(graph, devices, options.placement, *options.max_nodes);
       resource_devices = pinned.ok() ? std::move(pinned).value() : std::map<std::string, std::string>{};
     }
     graph::StepPlanOptions o;

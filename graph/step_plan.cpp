@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "graph/functions/lower_functional.hpp"
+#include "graph/validate.hpp"
+
 namespace tagflow::graph {
 
 namespace {
@@ -15,13 +18,26 @@ bool makes_resource(const Node& n) {
 }  // namespace
 
 Expected<std::map<std::string, std::string>> resource_devices(const Graph& g, const std::vector<std::string>& devices,
-                                                             const PlacementOptions& placement) {
+                                                             const PlacementOptions& placement, int64_t max_nodes) {
   std::map<std::string, std::string> out;
   if (devices.size() < 2) return out;
-  TF_ASSIGN_OR_RETURN(DeviceAssignment placed, assign_devices(g, devices, placement));
-  for (NodeId id = 0; id < g.num_nodes(); ++id)
-    if (makes_resource(g.node(id)))
-      out[g.node(id).name] = placed.devices[static_cast<size_t>(placed.device_of[static_cast<size_t>(id)])];
+  // The whole graph with its functional ops lowered, so that the consumers
+  // of a resource inside a function body (a TF 2 restore function's
+  // AssignVariableOps, with the devices they were saved with) join its
+  // colocation group, as TensorFlow's placer follows resource edges
+  // through calls. Lowering keeps every name, and each step lowers a
+  // function to the same names. A graph that cannot be lowered is placed
+  // as it is (its steps say what is wrong with it).
+  Graph lowered = g;
+  ValidateOptions v;  // (validation gives the inlined nodes their input types: resource edges)
+  v.allow_unknown_ops = true;
+  const bool ok = lower_functional_ops(&lowered, max_nodes).ok() && validate(lowered, v).ok();
+  const Graph* placed_graph = ok ? &lowered : &g;
+  TF_ASSIGN_OR_RETURN(DeviceAssignment placed, assign_devices(*placed_graph, devices, placement));
+  for (NodeId id = 0; id < placed_graph->num_nodes(); ++id)
+    if (makes_resource(placed_graph->node(id)))
+      out[placed_graph->node(id).name] =
+          placed.devices[static_cast<size_t>(placed.device_of[static_cast<size_t>(id)])];
   return out;
 }
 

@@ -59,11 +59,15 @@ struct StepPlan {
 // partitioning's, each naming its node.
 Expected<StepPlan> plan_step(const Graph& g, const StepSignature& step, const StepPlanOptions& options);
 
-// Where the whole of `g` placed on `devices` puts each node that makes a
-// resource (a variable, stack, TensorArray: no inputs, a ref or resource
-// output). A session pins these for all its steps, so that every step
-// finds a variable where the first one left it. Empty for one device.
+// Where the whole of `g`, its functional ops lowered, placed on `devices`
+// puts each node that makes a resource (a variable, stack, TensorArray: no
+// inputs, a ref or resource output), with the consumers of each in its
+// colocation group through calls and function bodies, as TensorFlow's
+// placer groups them. A session pins these for all its steps, so that
+// every step finds a variable where the first one left it. Empty for one
+// device.
 Expected<std::map<std::string, std::string>> resource_devices(const Graph& g, const std::vector<std::string>& devices,
-                                                             const PlacementOptions& placement);
+                                                             const PlacementOptions& placement,
+                                                             int64_t max_nodes = 0);
 
 }  // namespace tagflow::graph

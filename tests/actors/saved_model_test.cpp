@@ -273,6 +273,52 @@ BOOST_AUTO_TEST_CASE(a_meta_graph_without_a_saver_restores_its_variables_by_name
   }
 }
 
+// TensorFlow's colocation rules for every placement strategy: a resource's
+// consumers inside function bodies (a TF 2 restore function's
+// AssignVariableOps, saved with /device:CPU:0) share its device, so random
+// and round-robin placements on 1-3 devices run every SavedModel of the
+// test data and give the one device's values, bit for bit.
+BOOST_AUTO_TEST_CASE(every_saved_model_runs_split_under_every_placement) {
+  struct Case {
+    const char* model;
+    const char* signature;
+    NamedTensors inputs;
+  };
+  std::vector<float> pixels(28 * 28);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>(i % 17) / 17.0f;
+  const std::vector<Case> cases = {
+      {"saved_model_half_plus_two_cpu", "serving_default", {{"x", Tensor::from_vector<float>(Shape({2, 1}), {1, 4})}}},
+      {"saved_model_half_plus_two_tf2_cpu", "serving_default", {{"x", Tensor::vector<float>({3})}}},
+      {"saved_model_counter", "incr_counter", {}},
+      {"keras_lstm_from_sequential", "serving_default",
+       {{"input_1", Tensor::from_vector<float>(Shape({1, 5, 3}), {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 1, 1, 2, 2, 2})}}},
+      {"keras_simple_model_from_auto_compile", "serving_default",
+       {{"input_1", Tensor::from_vector<float>(Shape({1, 28, 28, 1}), pixels)}}},
+  };
+  using Strategy = graph::PlacementOptions::Strategy;
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT(c.model) {
+      const testing::Mode one = testing::modes().front();
+      auto reference = must_call(*load(model_dir(c.model), one), c.signature, c.inputs);
+      for (int devices = 1; devices <= 3; ++devices)
+        for (Strategy strategy : {Strategy::by_default, Strategy::round_robin, Strategy::random})
+          for (uint64_t seed = 1; seed <= (strategy == Strategy::random ? 4u : 1u); ++seed) {
+            BOOST_TEST_CONTEXT(devices << " devices, strategy " << static_cast<int>(strategy) << ", seed " << seed) {
+              actors::SavedModelOptions o;
+              o.session.num_devices = devices;
+              o.session.placement.strategy = strategy;
+              o.session.placement.seed = seed;
+              auto split = must_call(*load(model_dir(c.model), one, o), c.signature, c.inputs);
+              BOOST_REQUIRE_EQUAL(split.size(), reference.size());
+              for (size_t i = 0; i < split.size(); ++i)
+                BOOST_TEST(split[i].second.equals(reference[i].second), split[i].first << ": "
+                                                                                      << split[i].second.debug_string());
+            }
+          }
+    }
+  }
+}
+
 // A meta graph is chosen by its tag set, as TensorFlow's loader chooses.
 BOOST_AUTO_TEST_CASE(meta_graphs_are_chosen_by_tag_set) {
   TempDir tmp;
