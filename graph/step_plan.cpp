@@ -28,10 +28,31 @@ Expected<std::map<std::string, std::string>> resource_devices(const Graph& g, co
   // through calls. Lowering keeps every name, and each step lowers a
   // function to the same names. A graph that cannot be lowered is placed
   // as it is (its steps say what is wrong with it).
+  // A node that reads several resources (a functional node run as written,
+  // any op) keeps them on one device in the unlowered graph too, where
+  // lowering would spread them over the inlined bodies: `_class`
+  // colocation entries on the lowered copy say so.
+  std::vector<std::vector<std::string>> together;
+  for (const Node& n : g.nodes()) {
+    std::vector<std::string> makers;
+    for (size_t i = 0; i < n.inputs.size() && i < n.input_types.size(); ++i)
+      if (ops::is_ref(n.input_types[i]) || ops::base_dtype(n.input_types[i]) == DType::resource)
+        makers.push_back(g.node(n.inputs[i].node).name);
+    if (makers.size() > 1) together.push_back(std::move(makers));
+  }
   Graph lowered = g;
   ValidateOptions v;  // (validation gives the inlined nodes their input types: resource edges)
   v.allow_unknown_ops = true;
   const bool ok = lower_functional_ops(&lowered, max_nodes).ok() && validate(lowered, v).ok();
+  if (ok)
+    for (const std::vector<std::string>& names : together) {
+      const NodeId first = lowered.find(names[0]);
+      if (first == kNoNode) continue;
+      ops::AttrValue& cls = lowered.mutable_node(first).attrs["_class"];
+      ops::AttrList list = cls.get_if<ops::AttrList>() != nullptr ? *cls.get_if<ops::AttrList>() : ops::AttrList{};
+      for (size_t i = 1; i < names.size(); ++i) list.s.push_back("loc:@" + names[i]);
+      cls = ops::AttrValue(std::move(list));
+    }
   const Graph* placed_graph = ok ? &lowered : &g;
   TF_ASSIGN_OR_RETURN(DeviceAssignment placed, assign_devices(*placed_graph, devices, placement));
   for (NodeId id = 0; id < placed_graph->num_nodes(); ++id)
