@@ -9,10 +9,11 @@ namespace tagflow::graph {
 
 namespace {
 
+// A ref or a resource handle: what colocation follows.
+bool names_state(DType t) { return ops::is_ref(t) || ops::base_dtype(t) == DType::resource; }
+
 bool makes_resource(const Node& n) {
-  return n.inputs.empty() && std::any_of(n.output_types.begin(), n.output_types.end(), [](DType t) {
-           return ops::is_ref(t) || ops::base_dtype(t) == DType::resource;
-         });
+  return n.inputs.empty() && std::any_of(n.output_types.begin(), n.output_types.end(), names_state);
 }
 
 }  // namespace
@@ -36,8 +37,7 @@ Expected<std::map<std::string, std::string>> resource_devices(const Graph& g, co
   for (const Node& n : g.nodes()) {
     std::vector<std::string> makers;
     for (size_t i = 0; i < n.inputs.size() && i < n.input_types.size(); ++i)
-      if (ops::is_ref(n.input_types[i]) || ops::base_dtype(n.input_types[i]) == DType::resource)
-        makers.push_back(g.node(n.inputs[i].node).name);
+      if (names_state(n.input_types[i])) makers.push_back(g.node(n.inputs[i].node).name);
     if (makers.size() > 1) together.push_back(std::move(makers));
   }
   Graph lowered = g;

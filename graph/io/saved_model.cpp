@@ -217,9 +217,7 @@ std::string tag_set_text(const std::vector<std::string>& tags) {
   return "[" + out + "]";
 }
 
-std::string saved_model_variables_prefix(const std::string& dir) {
-  return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + "variables/variables";
-}
+std::string saved_model_variables_prefix(const std::string& dir) { return in_dir(dir, "variables/variables"); }
 
 Expected<std::vector<MetaGraphInfo>> read_saved_model_infos(const std::string& dir) {
   TF_ASSIGN_OR_RETURN(tensorflow::SavedModel model, parse_saved_model(dir));
