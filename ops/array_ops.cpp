@@ -430,6 +430,9 @@ void register_array_ops(OpRegistry& r) {
   register_unique_op(r);
   register_summary_ops(r);
   register_parsing_ops(r);
+  register_audio_ops(r);
+  register_image_ops(r);
+  register_lookup_ops(r);
 }
 
 }  // namespace tagflow::ops

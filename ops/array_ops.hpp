@@ -37,5 +37,12 @@ void register_unique_op(OpRegistry& r);
 void register_summary_ops(OpRegistry& r);
 // parse_example_ops.cpp: ParseExample, ParseExampleV2, ParseSingleExample.
 void register_parsing_ops(OpRegistry& r);
+// audio_ops.cpp: DecodeWav, EncodeWav, AudioSpectrogram, Mfcc.
+void register_audio_ops(OpRegistry& r);
+// image_ops.cpp: DecodeJpeg, DecodePng, DecodeImage, EncodePng, ResizeBilinear,
+// ResizeNearestNeighbor and their gradients' kernels.
+void register_image_ops(OpRegistry& r);
+// lookup_ops.cpp: HashTableV2, MutableHashTableV2 and the LookupTable* ops.
+void register_lookup_ops(OpRegistry& r);
 
 }  // namespace tagflow::ops
