@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/lookup_table.hpp"
+
 namespace tagflow::ops {
 
 namespace {
@@ -399,6 +401,32 @@ Expected<std::shared_ptr<FifoQueue>> ResourceManager::queue(const std::string& n
   auto it = queues_.find(name);
   if (it == queues_.end())
     return Status(Error::not_found, "no queue '" + name + "': no FIFOQueueV2 node has made it in this session");
+  return it->second;
+}
+
+// --- lookup tables ---------------------------------------------------------
+
+Expected<std::shared_ptr<LookupTable>> ResourceManager::create_table(const std::string& name,
+                                                                     const TableFactory& make) {
+  std::lock_guard<std::mutex> lock(tables_mu_);
+  auto& slot = tables_[name];
+  if (!slot) {
+    Expected<std::shared_ptr<LookupTable>> made = make();
+    if (!made.ok()) {
+      tables_.erase(name);
+      return made.status();
+    }
+    slot = std::move(*made);
+  }
+  return slot;
+}
+
+Expected<std::shared_ptr<LookupTable>> ResourceManager::table(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(tables_mu_);
+  auto it = tables_.find(name);
+  if (it == tables_.end())
+    return Status(Error::not_found,
+                  "no lookup table '" + name + "': no HashTableV2 or MutableHashTableV2 node has made it in this session");
   return it->second;
 }
 

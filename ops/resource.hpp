@@ -1,5 +1,5 @@
 // ResourceManager: the per-session state that stateful kernels share —
-// variables, queues, stacks and TensorArrays — reached through
+// variables, queues, lookup tables, stacks and TensorArrays — reached through
 // KernelContext.
 //
 // Thread-safe: kernels of one step run concurrently on several threads, and
@@ -7,7 +7,7 @@
 // and each resource its own, so kernels working on different resources do
 // not wait for one another.
 //
-// Lifetimes. Variables and queues (ops/queue.hpp) live as long as the
+// Lifetimes. Variables, queues (ops/queue.hpp) and lookup tables live as long as the
 // session and keep their value and elements across steps. Stacks and TensorArrays are made by each execution of their
 // creating node (StackV2, TensorArrayV3), belong to the step that ran it,
 // and are freed by end_step(step) — or earlier by a Close op.
@@ -43,6 +43,8 @@
 #include "ops/tensor_array.hpp"
 
 namespace tagflow::ops {
+
+class LookupTable;  // ops/lookup_table.hpp
 
 // A scalar DType::resource tensor naming `name`.
 Tensor make_handle(const std::string& name);
@@ -105,6 +107,16 @@ class ResourceManager {
                                                     int64_t capacity);
   // The queue a handle names; not_found if no node made it.
   Expected<std::shared_ptr<FifoQueue>> queue(const std::string& name) const;
+
+  // --- lookup tables (HashTableV2 family, ops/lookup_table.hpp) ---------
+  // The table `name`, made by `make` on the first call; a later call
+  // returns the same table (shared_name semantics: the caller checks that
+  // it is the kind of table it declares).
+  using TableFactory = std::function<Expected<std::shared_ptr<LookupTable>>()>;
+  Expected<std::shared_ptr<LookupTable>> create_table(const std::string& name,
+                                                      const TableFactory& make);
+  // The table a handle names; not_found if no node made it.
+  Expected<std::shared_ptr<LookupTable>> table(const std::string& name) const;
 
   // --- stacks (StackV2 family) -------------------------------------------
   // A new empty stack of `elem_type` owned by `step_id`; max_size < 0 means
@@ -170,6 +182,8 @@ class ResourceManager {
   StackStats stack_stats_;
   mutable std::mutex queues_mu_;
   std::unordered_map<std::string, std::shared_ptr<FifoQueue>> queues_;
+  mutable std::mutex tables_mu_;
+  std::unordered_map<std::string, std::shared_ptr<LookupTable>> tables_;
   mutable std::mutex stacks_mu_;
   std::unordered_map<std::string, std::shared_ptr<Stack>> stacks_;
   mutable std::mutex arrays_mu_;
