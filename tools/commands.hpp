@@ -60,7 +60,7 @@ int gradient_graph(const GradArgs& args);
 
 struct RunArgs {
   std::string graph;
-  std::vector<std::string> feeds;    // NAME=VALUE
+  std::vector<std::string> feeds;    // NAME=VALUE or NAME=@FILE
   std::vector<std::string> fetches;  // NAME[:PORT]
   std::vector<std::string> targets;
   std::vector<std::string> inits;    // targets run first, one step each, in order
@@ -90,12 +90,23 @@ struct RunArgs {
   // run, its inputs (KEY=VALUE, KEY=@FILE, tf.Examples), and where to save the variables after.
   std::string tag = "serve";
   std::string signature = "serving_default";
-  std::vector<std::string> inputs;   // KEY=LITERAL or KEY=@FILE (a string's bytes)
+  std::vector<std::string> inputs;   // KEY=LITERAL or KEY=@FILE (.npy, .npz:KEY, or a string's bytes)
   std::vector<std::string> examples; // KEY=FEATURES: one serialized tf.Example each, stacked per KEY
   std::string checkpoint;            // restore from here instead of DIR/variables/variables
   std::string save;                  // checkpoint prefix written after the steps; empty: none
+  std::string output_dir;            // each fetched tensor written as DIR/NAME.npy; empty: none
 };
 int run_graph(const RunArgs& args);
+// The tensor of an @FILE argument (tools/array_files.cpp): FILE.npy,
+// FILE.npz:KEY (FILE.npz when it holds one array), converted to `dtype` as
+// TensorFlow's Python client converts a fed array; any other file is its
+// bytes as one string (a vector of one where `shape` is a vector).
+ops::Expected<ops::Tensor> tensor_from_file(const std::string& path, ops::DType dtype,
+                                            const ops::PartialShape& shape);
+// Writes tensors[i] as DIR/NAME.npy, NAME names[i] with a port of 0 dropped
+// and '/' and ':' spelled '_'; makes DIR if need be.
+ops::Status write_fetches(const std::string& dir, const std::vector<std::string>& names,
+                          const std::vector<ops::Tensor>& tensors);
 // `tagflow run DIR`: load the SavedModel (restore, init op), run a signature.
 int run_saved_model(const RunArgs& args);
 // `tagflow inspect DIR`: tags, signatures, variables.

@@ -94,7 +94,7 @@ ops::Expected<OpenedGraph> open_graph(const RunArgs& args, const actors::Session
   return o;
 }
 
-// NAME=VALUE, VALUE a literal of the dtype the graph gives NAME.
+// NAME=VALUE, VALUE a literal of the dtype the graph gives NAME, or @FILE.
 ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vector<std::string>& texts) {
   actors::Feeds feeds;
   for (const std::string& f : texts) {
@@ -107,7 +107,10 @@ ops::Expected<actors::Feeds> parse_feeds(const graph::Graph& g, const std::vecto
     if (!declared.ok()) return declared.status().with_prefix(prefix);
     // A literal is read as the dtype the graph declares: one that is not
     // of it contradicts the graph, and the error says what it declares.
-    auto value = ops::parse_tensor_literal(f.substr(eq + 1), declared->dtype);
+    const std::string text = f.substr(eq + 1);
+    auto value = !text.empty() && text[0] == '@'
+                     ? tensor_from_file(text.substr(1), declared->dtype, declared->shape)
+                     : ops::parse_tensor_literal(text, declared->dtype);
     if (!value.ok())
       return value.status().with_prefix(fmt::format("{}{} declares {} {}: ", prefix, declared->declared_by,
                                                     ops::dtype_name(declared->dtype),
@@ -235,6 +238,10 @@ int run_graph(const RunArgs& args) {
     }
     if (args.steps > 1 && !args.fetches.empty()) std::printf("step %lld:\n", static_cast<long long>(step));
     for (size_t i = 0; i < args.fetches.size(); ++i) print_tensor(args.fetches[i], (*result)[i], args.max_print);
+    if (step == args.steps && !args.output_dir.empty()) {
+      Status s = write_fetches(args.output_dir, args.fetches, *result);
+      if (!s.ok()) return fail(s);
+    }
   }
   if (!args.save.empty()) {
     auto saved = actors::save_variables(session, args.save);

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "actors/saved_model.hpp"
 #include "graph/io/saved_model.hpp"
@@ -43,26 +41,8 @@ ops::Expected<std::pair<std::string, std::string>> key_and_text(const std::strin
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
-// The bytes of `path` as one string element: a scalar if the signature
-// declares a scalar, else a vector of one.
-ops::Expected<ops::Tensor> file_input(const graph::Signature& sig, const graph::SignatureTensor& declared,
-                                      const std::string& path) {
-  if (declared.dtype != ops::DType::string)
-    return Status(ops::Error::invalid_argument,
-                  fmt::format("--input {}=@{}: signature '{}' declares {} {}, and a file gives a string",
-                              declared.key, path, sig.name, ops::dtype_name(declared.dtype),
-                              declared.shape.to_string()));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  if (!in || !(bytes << in.rdbuf()))
-    return Status(ops::Error::not_found,
-                  fmt::format("--input {}=@{}: cannot read the file", declared.key, path));
-  const bool scalar = !declared.shape.unknown_rank && declared.shape.dims.empty();
-  return scalar ? ops::Tensor::string_scalar(bytes.str()) : ops::Tensor::vector<std::string>({bytes.str()});
-}
-
 // --input KEY=VALUE (VALUE a literal of the dtype the signature gives KEY,
-// or @FILE) and --example KEY=FEATURES (one serialized tf.Example per flag,
+// or @FILE: tensor_from_file) and --example KEY=FEATURES (one serialized tf.Example per flag,
 // the examples of one KEY stacked into a string vector in order).
 ops::Expected<actors::NamedTensors> parse_inputs(const graph::Signature& sig, const std::vector<std::string>& texts,
                                                  const std::vector<std::string>& examples) {
@@ -71,8 +51,12 @@ ops::Expected<actors::NamedTensors> parse_inputs(const graph::Signature& sig, co
     TF_ASSIGN_OR_RETURN(auto kv, key_and_text(text, "--input", "KEY=VALUE"));
     TF_ASSIGN_OR_RETURN(const graph::SignatureTensor* declared, declared_input(sig, kv.first, "--input"));
     if (!kv.second.empty() && kv.second[0] == '@') {
-      TF_ASSIGN_OR_RETURN(ops::Tensor value, file_input(sig, *declared, kv.second.substr(1)));
-      inputs.emplace_back(std::move(kv.first), std::move(value));
+      auto value = tensor_from_file(kv.second.substr(1), declared->dtype, declared->shape);
+      if (!value.ok())
+        return value.status().with_prefix(fmt::format("--input {}: signature '{}' declares {} {}: ", kv.first,
+                                                      sig.name, ops::dtype_name(declared->dtype),
+                                                      declared->shape.to_string()));
+      inputs.emplace_back(std::move(kv.first), std::move(value).value());
       continue;
     }
     auto value = ops::parse_tensor_literal(kv.second, declared->dtype);
@@ -130,12 +114,25 @@ int run_saved_model(const RunArgs& args) {
     auto outputs = (*model)->run_signature(args.signature, *inputs);
     if (!outputs.ok()) return fail(outputs.status());
     if (args.steps > 1) std::printf("step %lld:\n", static_cast<long long>(step));
-    for (const auto& [key, t] : *outputs) print_tensor(key, t, args.max_print);
+    std::vector<std::string> names;
+    std::vector<ops::Tensor> values;
+    for (const auto& [key, t] : *outputs) {
+      print_tensor(key, t, args.max_print);
+      names.push_back(key);
+      values.push_back(t);
+    }
     if (!args.fetches.empty()) {
       auto extra = (*model)->session().run({}, args.fetches);
       if (!extra.ok()) return fail(extra.status());
-      for (size_t i = 0; i < args.fetches.size(); ++i)
+      for (size_t i = 0; i < args.fetches.size(); ++i) {
         print_tensor(args.fetches[i], (*extra)[i], args.max_print);
+        names.push_back(args.fetches[i]);
+        values.push_back((*extra)[i]);
+      }
+    }
+    if (step == args.steps && !args.output_dir.empty()) {
+      Status s = write_fetches(args.output_dir, names, values);
+      if (!s.ok()) return fail(s);
     }
   }
   if (!args.save.empty()) {

@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       ->required();
   run_cmd->add_option("--feed", run.feeds,
                       "NAME[:PORT]=VALUE, VALUE a literal typed by the graph: 3, 2.5, true, "
-                      "[1,2], [[1.5,2],[3,4]], \"text\"");
+                      "[1,2], [[1.5,2],[3,4]], \"text\"; or NAME=@FILE: a NumPy array (FILE.npy, "
+                      "FILE.npz:KEY), converted to the graph's dtype, or any other file's bytes as a string");
   run_cmd->add_option("--fetch", run.fetches,
                       "NAME[:PORT] to compute and print (a GraphDef needs --fetch or --target; a SavedModel "
                       "prints its signature's outputs, and these too)");
@@ -144,6 +145,9 @@ int main(int argc, char** argv) {
       "--optimize", [&run](const std::string& v) { run.optimize = v; },
       "optimizer passes run on the step's graph: default, none, or names separated by commas "
       "(default: [graph] optimize, else none; docs/optimizer.md)");
+  run_cmd->add_option("--output-dir", run.output_dir,
+                      "write each fetched tensor (a SavedModel: each signature output) of the last step as "
+                      "DIR/NAME.npy, NAME with '/' and ':' spelled '_' and a port of 0 dropped");
   run_cmd->add_option("--max-print", run.max_print, "print at most this many elements per tensor")
       ->check(CLI::PositiveNumber);
 
@@ -161,7 +165,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--signature", run.signature, "SavedModel: the signature to run (default: serving_default)");
   run_cmd->add_option("--input", run.inputs,
                       "SavedModel: KEY=VALUE, an input of the signature by its key, VALUE a literal of its dtype; "
-                      "KEY=@FILE: a string input holding the bytes of FILE");
+                      "KEY=@FILE: a NumPy array (FILE.npy, FILE.npz:KEY), or a string input holding the bytes "
+                      "of any other FILE (a WAV, a JPEG)");
   run_cmd->add_option("--example", run.examples,
                       "SavedModel: KEY=FEATURES, a serialized tf.Example for a string input: "
                       "x=1.5;n=[1,2];s=\"text\" (a float_list, an int64_list, a bytes_list), or a text-format "
