@@ -18,6 +18,7 @@
 #include "ops/broadcast.hpp"
 #include "ops/kernel.hpp"
 #include "ops/tensor.hpp"
+#include "ops/type_list.hpp"
 
 namespace tagflow::ops {
 
@@ -57,6 +58,12 @@ struct type_tag { using type = T; };
 template <class... Ts, class F>
 bool dispatch_among(DType t, F&& f) {
   return ((t == dtype_v<Ts> ? (f(type_tag<Ts>{}), true) : false) || ...);
+}
+
+// The same for the types of a TypeList.
+template <class... Ts, class F>
+bool dispatch_among(TypeList<Ts...>, DType t, F&& f) {
+  return dispatch_among<Ts...>(t, std::forward<F>(f));
 }
 
 // True if `t` holds elements of type T (a ref dtype counts as its base).
@@ -300,6 +307,13 @@ KernelFactory cwise_factory(const char* op) {
     if (!k) return no_kernel_error(op, t);
     return k;
   };
+}
+
+// The same for the types of a TypeList (ops/type_list.hpp), which also
+// gives the op's allowed dtypes.
+template <template <class> class Kern, template <class> class Op, class... Ts>
+KernelFactory cwise_factory(TypeList<Ts...>, const char* op) {
+  return cwise_factory<Kern, Op, Ts...>(op);
 }
 
 }  // namespace tagflow::ops

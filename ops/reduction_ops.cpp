@@ -13,6 +13,7 @@
 // reductions, others as a strided loop with the same Eigen functor.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -78,7 +79,7 @@ Expected<ReductionLayout> reduction_layout(const char* op, const Shape& in, cons
 }
 
 template <class T>
-constexpr auto kNaNPropagation = std::is_floating_point_v<T> ? Eigen::PropagateNaN : Eigen::PropagateFast;
+constexpr auto kNaNPropagation = is_float_v<T> ? Eigen::PropagateNaN : Eigen::PropagateFast;
 
 // A reducer: the type C it accumulates in, its Eigen functor, its identity,
 // and finish(acc, count) turning an accumulator over `count` elements into
@@ -98,6 +99,10 @@ struct MeanReducer : SumReducer<T> {
   static T finish(C acc, int64_t count) {
     if constexpr (std::is_floating_point_v<T>) {
       return count == 0 ? std::numeric_limits<T>::quiet_NaN() : acc / static_cast<T>(count);
+    } else if constexpr (is_complex_number_v<T>) {
+      using R = typename T::value_type;
+      const R nan = std::numeric_limits<R>::quiet_NaN();
+      return count == 0 ? T(nan, nan) : acc / static_cast<R>(count);
     } else {
       return count == 0 ? T(0) : static_cast<T>(static_cast<int64_t>(static_cast<T>(acc)) / count);
     }
@@ -117,7 +122,7 @@ struct MaxReducer {
   using C = T;
   using Functor = Eigen::internal::scalar_max_op<T, T, kNaNPropagation<T>>;
   static C identity() {
-    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+    if constexpr (is_float_v<T>) return -std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::lowest();
   }
   static constexpr bool kFinishes = false;
@@ -128,7 +133,7 @@ struct MinReducer {
   using C = T;
   using Functor = Eigen::internal::scalar_min_op<T, T, kNaNPropagation<T>>;
   static C identity() {
-    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+    if constexpr (is_float_v<T>) return std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::max();
   }
   static constexpr bool kFinishes = false;
@@ -199,11 +204,25 @@ void reduce_into(const ReductionLayout& l, const typename R::C* in, int64_t n,
   }
 }
 
+// Reduces the n elements of `in`, laid out as `l`, into the n_out of `out`
+// (both T, which the reducer R computes in).
+template <class R, class T>
+void reduce(const ReductionLayout& l, const T* in, int64_t n, T* out, int64_t n_out) {
+  using C = typename R::C;
+  C* acc = reinterpret_cast<C*>(out);
+  if (n == 0) ArrayMap<C>(acc, n_out).setConstant(R::identity());
+  else reduce_into<R>(l, reinterpret_cast<const C*>(in), n, acc, n_out);
+  if constexpr (R::kFinishes) {
+    const int64_t count = n / n_out;
+    for (int64_t i = 0; i < n_out; ++i) out[i] = R::finish(acc[i], count);
+  }
+}
+
+// half and bfloat16 reduce in float — each element converted once, the
+// result rounded once — so that a long sum does not lose the precision a
+// 16-bit accumulator would.
 template <template <class> class Reducer, class T>
 class ReductionKernel final : public Kernel {
-  using R = Reducer<T>;
-  using C = typename R::C;
-
  public:
   ReductionKernel(const char* op, bool keep_dims) : op_(op), keep_dims_(keep_dims) {}
 
@@ -225,13 +244,14 @@ class ReductionKernel final : public Kernel {
       ctx.set_output(0, std::move(out));
       return ok_status();
     }
-    C* acc = reinterpret_cast<C*>(out.mutable_data<T>());
-    if (n == 0) ArrayMap<C>(acc, n_out).setConstant(R::identity());
-    else reduce_into<R>(l, reinterpret_cast<const C*>(x.data<T>()), n, acc, n_out);
-    if constexpr (R::kFinishes) {
-      T* o = out.mutable_data<T>();
-      const int64_t count = n / n_out;
-      for (int64_t i = 0; i < n_out; ++i) o[i] = R::finish(acc[i], count);
+    if constexpr (is_half_v<T>) {
+      std::vector<float> in(ConstArrayMap<T>(x.data<T>(), n).template cast<float>().begin(),
+                            ConstArrayMap<T>(x.data<T>(), n).template cast<float>().end());
+      std::vector<float> acc(n_out);
+      reduce<Reducer<float>>(l, in.data(), n, acc.data(), n_out);
+      ArrayMap<T>(out.mutable_data<T>(), n_out) = Eigen::Map<Eigen::ArrayXf>(acc.data(), n_out).cast<T>();
+    } else {
+      reduce<Reducer<T>>(l, x.data<T>(), n, out.mutable_data<T>(), n_out);
     }
     ctx.set_output(0, std::move(out));
     return ok_status();
@@ -263,9 +283,9 @@ KernelFactory reduction_factory(const char* op) {
 // NaN stays), ties keep the first index.
 template <class T, bool kMax>
 bool better(T v, T best) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(best)) return false;
-    if (std::isnan(v)) return true;
+  if constexpr (is_float_v<T>) {
+    if ((Eigen::numext::isnan)(best)) return false;
+    if ((Eigen::numext::isnan)(v)) return true;
   }
   return kMax ? v > best : v < best;
 }
@@ -332,7 +352,7 @@ KernelFactory arg_factory(const char* op) {
     DType t = init.input_types.empty() ? DType::invalid : base_dtype(init.input_types[0]);
     DType index = init.output_types.empty() ? DType::invalid : init.output_types[0];
     std::unique_ptr<Kernel> k;
-    dispatch_among<float, double, int32_t, int64_t>(t, [&](auto tag) {
+    dispatch_among(RealTypes{}, t, [&](auto tag) {
       dispatch_among<int32_t, int64_t>(index, [&](auto itag) {
         using T = typename decltype(tag)::type;
         using I = typename decltype(itag)::type;
@@ -344,20 +364,18 @@ KernelFactory arg_factory(const char* op) {
   };
 }
 
-template <template <class> class Reducer>
-KernelFactory real_reduction(const char* op) {
-  return reduction_factory<Reducer, float, double, int32_t, int64_t>(op);
-}
-
-void reduction_op(OpRegistry& r, const char* name, KernelFactory kernel) {
+// Sum, Mean and Prod take every number, Max and Min the ordered ones, as
+// TensorFlow's CPU kernels (reduction_ops_*.cc).
+template <template <class> class Reducer, class... Ts>
+void reduction_op(OpRegistry& r, const char* name, TypeList<Ts...> types) {
   register_builtin(r, OpDef(name).shape_fn(shape_fns::reduction)
                           .input("input: T")
                           .input("reduction_indices: Tidx")
                           .output("output: T")
                           .attr("keep_dims", "bool", false)
-                          .type_attr("T", real_types())
+                          .type_attr("T", types.dtypes())
                           .type_attr("Tidx", {DType::int32, DType::int64}, DType::int32)
-                          .kernel(std::move(kernel)));
+                          .kernel(reduction_factory<Reducer, Ts...>(name)));
 }
 
 void arg_op(OpRegistry& r, const char* name, KernelFactory kernel) {
@@ -365,7 +383,7 @@ void arg_op(OpRegistry& r, const char* name, KernelFactory kernel) {
                           .input("input: T")
                           .input("dimension: Tidx")
                           .output("output: output_type")
-                          .type_attr("T", real_types())
+                          .type_attr("T", RealTypes::dtypes())
                           .type_attr("Tidx", {DType::int32, DType::int64}, DType::int32)
                           .type_attr("output_type", {DType::int32, DType::int64}, DType::int64)
                           .kernel(std::move(kernel)));
@@ -374,11 +392,11 @@ void arg_op(OpRegistry& r, const char* name, KernelFactory kernel) {
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  reduction_op(r, "Sum", real_reduction<SumReducer>("Sum"));
-  reduction_op(r, "Mean", real_reduction<MeanReducer>("Mean"));
-  reduction_op(r, "Prod", real_reduction<ProdReducer>("Prod"));
-  reduction_op(r, "Max", real_reduction<MaxReducer>("Max"));
-  reduction_op(r, "Min", real_reduction<MinReducer>("Min"));
+  reduction_op<SumReducer>(r, "Sum", NumberTypes{});
+  reduction_op<MeanReducer>(r, "Mean", NumberTypes{});
+  reduction_op<ProdReducer>(r, "Prod", NumberTypes{});
+  reduction_op<MaxReducer>(r, "Max", RealTypes{});
+  reduction_op<MinReducer>(r, "Min", RealTypes{});
   for (auto [name, kernel] : {std::pair{"All", reduction_factory<AllReducer, bool>("All")},
                               std::pair{"Any", reduction_factory<AnyReducer, bool>("Any")}})
     register_builtin(r, OpDef(name).shape_fn(shape_fns::reduction)

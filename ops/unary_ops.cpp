@@ -106,7 +106,7 @@ struct IsFiniteOp : CwiseOp {
   using Out = bool;
   template <class X>
   static auto eval(const X& x) {
-    return x.unaryExpr([](T a) { return static_cast<bool>(std::isfinite(a)); });
+    return x.unaryExpr([](T a) { return static_cast<bool>((Eigen::numext::isfinite)(a)); });
   }
 };
 
@@ -152,21 +152,17 @@ struct ReciprocalGradOp : CwiseGradOp<T> {
 
 // ---- registration -----------------------------------------------------------
 
-template <template <class> class Op>
-KernelFactory real_unary(const char* op) {
-  return cwise_factory<UnaryKernel, Op, float, double, int32_t, int64_t>(op);
-}
-template <template <class> class Op>
-KernelFactory float_unary(const char* op) {
-  return cwise_factory<UnaryKernel, Op, float, double>(op);
-}
+// The dtypes of TensorFlow's CPU kernels (its cwise_op_*.cc).
+using NegTypes = decltype(FloatTypes{} + SignedIntTypes{} + ComplexTypes{});
+using AbsTypes = decltype(FloatTypes{} + SignedIntTypes{});
 
-void unary_op(OpRegistry& r, const char* name, std::vector<DType> types, KernelFactory kernel) {
+template <template <class> class Op, class... Ts>
+void unary_op(OpRegistry& r, const char* name, TypeList<Ts...> types) {
   register_builtin(r, OpDef(name).shape_fn(shape_fns::unary)
                           .input("x: T")
                           .output("y: T")
-                          .type_attr("T", std::move(types))
-                          .kernel(std::move(kernel)));
+                          .type_attr("T", types.dtypes())
+                          .kernel(cwise_factory<UnaryKernel, Op>(types, name)));
 }
 
 template <template <class> class Op>
@@ -175,32 +171,32 @@ void unary_grad_op(OpRegistry& r, const char* name) {
                           .input("y: T")
                           .input("dy: T")
                           .output("z: T")
-                          .type_attr("T", float_types())
-                          .kernel(cwise_factory<CwiseGradKernel, Op, float, double>(name)));
+                          .type_attr("T", FloatTypes::dtypes())
+                          .kernel(cwise_factory<CwiseGradKernel, Op>(FloatTypes{}, name)));
 }
 
 }  // namespace
 
 void register_unary_ops(OpRegistry& r) {
-  unary_op(r, "Neg", real_types(), real_unary<NegOp>("Neg"));
-  unary_op(r, "Abs", real_types(), real_unary<AbsOp>("Abs"));
-  unary_op(r, "Square", real_types(), real_unary<SquareOp>("Square"));
-  unary_op(r, "Sign", real_types(), real_unary<SignOp>("Sign"));
-  unary_op(r, "Reciprocal", float_types(), float_unary<ReciprocalOp>("Reciprocal"));
-  unary_op(r, "Sqrt", float_types(), float_unary<SqrtOp>("Sqrt"));
-  unary_op(r, "Rsqrt", float_types(), float_unary<RsqrtOp>("Rsqrt"));
-  unary_op(r, "Exp", float_types(), float_unary<ExpOp>("Exp"));
-  unary_op(r, "Log", float_types(), float_unary<LogOp>("Log"));
-  unary_op(r, "Sin", float_types(), float_unary<SinOp>("Sin"));
-  unary_op(r, "Cos", float_types(), float_unary<CosOp>("Cos"));
-  unary_op(r, "Tanh", float_types(), float_unary<TanhOp>("Tanh"));
-  unary_op(r, "Sigmoid", float_types(), float_unary<SigmoidOp>("Sigmoid"));
-  unary_op(r, "Floor", float_types(), float_unary<FloorOp>("Floor"));
+  unary_op<NegOp>(r, "Neg", NegTypes{});
+  unary_op<AbsOp>(r, "Abs", AbsTypes{});
+  unary_op<SquareOp>(r, "Square", NumberTypes{});
+  unary_op<SignOp>(r, "Sign", NegTypes{});
+  unary_op<ReciprocalOp>(r, "Reciprocal", FloatAndComplexTypes{});
+  unary_op<SqrtOp>(r, "Sqrt", FloatAndComplexTypes{});
+  unary_op<RsqrtOp>(r, "Rsqrt", FloatAndComplexTypes{});
+  unary_op<ExpOp>(r, "Exp", FloatAndComplexTypes{});
+  unary_op<LogOp>(r, "Log", FloatAndComplexTypes{});
+  unary_op<SinOp>(r, "Sin", FloatAndComplexTypes{});
+  unary_op<CosOp>(r, "Cos", FloatAndComplexTypes{});
+  unary_op<TanhOp>(r, "Tanh", FloatAndComplexTypes{});
+  unary_op<SigmoidOp>(r, "Sigmoid", FloatAndComplexTypes{});
+  unary_op<FloorOp>(r, "Floor", FloatTypes{});
   register_builtin(r, OpDef("IsFinite").shape_fn(shape_fns::unary)
                           .input("x: T")
                           .output("y: bool")
-                          .type_attr("T", float_types())
-                          .kernel(float_unary<IsFiniteOp>("IsFinite")));
+                          .type_attr("T", FloatTypes::dtypes())
+                          .kernel(cwise_factory<UnaryKernel, IsFiniteOp>(FloatTypes{}, "IsFinite")));
   unary_grad_op<SigmoidGradOp>(r, "SigmoidGrad");
   unary_grad_op<TanhGradOp>(r, "TanhGrad");
   unary_grad_op<SqrtGradOp>(r, "SqrtGrad");
