@@ -35,7 +35,7 @@ std::string trimmed(const std::string& s) {
 
 bool parse_int64(const std::string& text, int64_t* out) {
   const std::string s = trimmed(text);
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  if (s.empty()) return false;
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(s.c_str(), &end, 10);
