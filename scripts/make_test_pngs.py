@@ -72,7 +72,7 @@ def main(out):
         with open(f"{out}/{name}", "wb") as fh:
             fh.write(data)
 
-    # The pixel formulas are repeated in tests/ops/image_ops_test.cpp.
+    # The pixel formulas are repeated in tests/ops/image_codec_ops_test.cpp.
     write("rgb8.png", png(RGB, 8, image(3, 5, lambda y, x: (x * 50, y * 100, 255 - x * 20 - y * 10))))
     write("rgba8.png", png(RGBA, 8, image(2, 4, lambda y, x: (x * 60, y * 200, 7, 255 - x * 80 - y))))
     write("gray8.png", png(GRAY, 8, image(3, 4, lambda y, x: ((y * 4 + x) * 20,))))

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Expected values of tests/ops/image_ops_test.cpp's resize tests, computed
+"""Expected values of tests/ops/image_resize_ops_test.cpp's resize tests, computed
 with numpy from TensorFlow's documented resize rules, independently of
 tagflow's kernels:
 
