@@ -3,9 +3,14 @@
 // make their table (ops/lookup_table.hpp) in the ResourceManager and output
 // a handle naming it; LookupTableFindV2, InsertV2, RemoveV2, SizeV2,
 // ExportV2, ImportV2, InitializeTableV2 and InitializeTableFromTextFileV2
-// take that handle. Signatures, attrs and defaults are TensorFlow's, and so
-// is statefulness: only the three table-making ops are stateful. None has
-// a gradient (TensorFlow declares none).
+// take that handle. Signatures, attrs and defaults are TensorFlow's. The
+// three table-making ops are stateful, as in TensorFlow, and so — unlike
+// there — are the five that change a table (Insert, Remove, Import and the
+// two initializers): tagflow's graph passes keep a stateful node where
+// TensorFlow relies on a function's control outputs or on its executor
+// running an untaken loop's body once, so a table is never left
+// uninitialized by an optimisation. None has a gradient (TensorFlow
+// declares none).
 //
 // Naming. A table is named container + "/" + shared_name, or shared_name
 // alone when container is empty; an empty shared_name is the node's name
@@ -338,11 +343,11 @@ void register_lookup_ops(OpRegistry& r) {
                           .output("values: Tout")
                           .type_attr("Tin").type_attr("Tout")
                           .kernel(find));
-  register_builtin(r, OpDef("LookupTableInsertV2").shape_fn(handle_only)
+  register_builtin(r, OpDef("LookupTableInsertV2").stateful().shape_fn(handle_only)
                           .input("table_handle: resource").input("keys: Tin").input("values: Tout")
                           .type_attr("Tin").type_attr("Tout")
                           .kernel_fn(insert));
-  register_builtin(r, OpDef("LookupTableRemoveV2").shape_fn(remove_shape)
+  register_builtin(r, OpDef("LookupTableRemoveV2").stateful().shape_fn(remove_shape)
                           .input("table_handle: resource").input("keys: Tin")
                           .type_attr("Tin")
                           .kernel_fn(remove));
@@ -354,15 +359,15 @@ void register_lookup_ops(OpRegistry& r) {
                           .output("keys: Tkeys").output("values: Tvalues")
                           .type_attr("Tkeys").type_attr("Tvalues")
                           .kernel(export_values));
-  register_builtin(r, OpDef("LookupTableImportV2").shape_fn(import_shape)
+  register_builtin(r, OpDef("LookupTableImportV2").stateful().shape_fn(import_shape)
                           .input("table_handle: resource").input("keys: Tin").input("values: Tout")
                           .type_attr("Tin").type_attr("Tout")
                           .kernel_fn(import_values));
-  register_builtin(r, OpDef("InitializeTableV2").shape_fn(initialize_shape)
+  register_builtin(r, OpDef("InitializeTableV2").stateful().shape_fn(initialize_shape)
                           .input("table_handle: resource").input("keys: Tkey").input("values: Tval")
                           .type_attr("Tkey").type_attr("Tval")
                           .kernel_fn(initialize_table));
-  register_builtin(r, OpDef("InitializeTableFromTextFileV2").shape_fn(text_file_shape)
+  register_builtin(r, OpDef("InitializeTableFromTextFileV2").stateful().shape_fn(text_file_shape)
                           .input("table_handle: resource").input("filename: string")
                           .attr("key_index", "int", std::nullopt, -2)
                           .attr("value_index", "int", std::nullopt, -2)

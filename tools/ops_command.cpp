@@ -63,7 +63,10 @@ int list_ops() {
               "primitives the executor runs itself, and functional ops, which the function runtime\n"
               "runs as written or a step lowers to those primitives (docs/tf2.md).\n"
               "A kernel marked expensive is of the ops' heavy cost class: two ready instances in one\n"
-              "iteration go to the kernel workers at once (docs/protocol.md, \"Expensive kernels\").\n\n",
+              "iteration go to the kernel workers at once (docs/protocol.md, \"Expensive kernels\").\n"
+              "Dtypes: a type attr's list (`T: type ∈ {...}`) is the list the op's kernels are built\n"
+              "for, one kernel per dtype, and the op accepts no other (ops/type_list.hpp); half and\n"
+              "bfloat16 are 16-bit types computed in float and rounded once per op, as in TensorFlow.\n\n",
               all.size(), with_kernel);
   std::printf("| op | inputs | outputs | attrs | kernel |\n|---|---|---|---|---|\n");
   for (const ops::OpDef* def : all) {

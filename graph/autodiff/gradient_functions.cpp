@@ -104,6 +104,16 @@ GradientRegistry make_global() {
         "ResourceApplyAdam", "ResourceApplyRMSProp", "SaveV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
         "ParseExample", "ParseExampleV2", "ParseSingleExample", "RandomShuffle", "Unique"})
     r.add_not_differentiable(op);
+  // Lookup tables (lookup_ops.py declares them not differentiable), the
+  // audio front end and the resizes' gradient ops, which TensorFlow gives
+  // no gradient: a gradient through them is zero here rather than TF's
+  // LookupError.
+  for (const char* op :
+       {"HashTableV2", "MutableHashTableV2", "MutableHashTableOfTensorsV2", "LookupTableFindV2",
+        "LookupTableInsertV2", "LookupTableRemoveV2", "LookupTableSizeV2", "LookupTableExportV2",
+        "LookupTableImportV2", "InitializeTableV2", "InitializeTableFromTextFileV2", "DecodeWav",
+        "EncodeWav", "AudioSpectrogram", "Mfcc", "ResizeBilinearGrad", "ResizeNearestNeighborGrad"})
+    r.add_not_differentiable(op);
   add_math_gradients(r);
   add_array_gradients(r);
   add_nn_gradients(r);

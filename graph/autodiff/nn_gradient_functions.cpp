@@ -5,8 +5,8 @@
 // the population statistics (inference), LSTMBlockCell's and
 // GRUBlockCell's their cell Grad ops followed by the weight products of
 // lstm_ops.py and gru_ops.py (the attrs copied from the forward node); the
-// activations (Relu, Elu, Relu6, Softsign), BiasAdd, Softmax, LogSoftmax
-// and the softmax cross entropies. Added to GradientRegistry::global() by
+// activations (Relu, Elu, Relu6, Softsign), BiasAdd, Softmax, LogSoftmax,
+// the softmax cross entropies and the two image resizes. Added to GradientRegistry::global() by
 // gradient_functions.cpp.
 #include "graph/autodiff/gradient_util.hpp"
 
@@ -61,6 +61,31 @@ Status avg_pool_grad(C& c) {
   TRY(Endpoint x, c.input(0));
   TRY(Endpoint x_shape, c.op1("Shape", {x}));
   TRY(Endpoint dx, c.op1("AvgPoolGrad", {x_shape, g}, copied_attrs(c, {"ksize", "strides", "padding", "data_format"})));
+  c.set(0, dx);
+  return ok_status();
+}
+
+// The resizes (TensorFlow's image_grad.py): ResizeBilinear's gradient is
+// ResizeBilinearGrad of the incoming gradient and the original images,
+// ResizeNearestNeighbor's ResizeNearestNeighborGrad to the images' height
+// and width; `size` gets none.
+Status resize_bilinear_grad(C& c) {
+  TRY(Endpoint g, c.dy_or_zeros(0));
+  TRY(Endpoint x, c.input(0));
+  TRY(Endpoint dx, c.op1("ResizeBilinearGrad", {g, x}, copied_attrs(c, {"align_corners", "half_pixel_centers"})));
+  c.set(0, dx);
+  return ok_status();
+}
+
+Status resize_nearest_neighbor_grad(C& c) {
+  TRY(Endpoint g, c.dy_or_zeros(0));
+  TRY(Endpoint x, c.input(0));
+  TRY(Endpoint shape, c.op1("Shape", {x}, {{"out_type", DType::int32}}));
+  TRY(Endpoint begin, c.int_vector({1}));
+  TRY(Endpoint size, c.int_vector({2}));
+  TRY(Endpoint hw, c.op1("Slice", {shape, begin, size}));
+  TRY(Endpoint dx, c.op1("ResizeNearestNeighborGrad", {g, hw},
+                         copied_attrs(c, {"align_corners", "half_pixel_centers"})));
   c.set(0, dx);
   return ok_status();
 }
@@ -226,6 +251,8 @@ void add_nn_gradients(GradientRegistry& r) {
   add(r, "Conv2D", conv_grad("Conv2D"));
   add(r, "DepthwiseConv2dNative", conv_grad("DepthwiseConv2dNative"));
   add(r, "MaxPool", max_pool_grad);
+  add(r, "ResizeBilinear", resize_bilinear_grad);
+  add(r, "ResizeNearestNeighbor", resize_nearest_neighbor_grad);
   add(r, "AvgPool", avg_pool_grad);
   add(r, "FusedBatchNorm", batch_norm_grad("FusedBatchNormGrad", false));
   add(r, "FusedBatchNormV2", batch_norm_grad("FusedBatchNormGradV2", false));

@@ -294,6 +294,7 @@ BOOST_AUTO_TEST_CASE(every_saved_model_runs_split_under_every_placement) {
        {{"input_1", Tensor::from_vector<float>(Shape({1, 5, 3}), {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 1, 1, 2, 2, 2})}}},
       {"keras_simple_model_from_auto_compile", "serving_default",
        {{"input_1", Tensor::from_vector<float>(Shape({1, 28, 28, 1}), pixels)}}},
+      {"vocab_lookup_text", "serving_default", {{"words", Tensor::vector<std::string>({"cat", "dog", "the"})}}},
   };
   using Strategy = graph::PlacementOptions::Strategy;
   for (const Case& c : cases) {
