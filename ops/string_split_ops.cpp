@@ -209,8 +209,8 @@ class ReduceJoinKernel final : public Kernel {
     const Tensor& axes = ctx.input(1);
     const int rank = in.rank();
     std::vector<bool> reduced(static_cast<size_t>(rank), false);
-    std::vector<int> join_order;  // fastest last
-    for (int64_t i = axes.num_elements() - 1; i >= 0; --i) {
+    std::vector<int> join_order;  // the dims listed, first last: it varies fastest
+    for (int64_t i = 0; i < axes.num_elements(); ++i) {
       const int32_t axis = axes.data<int32_t>()[i];
       if (axis < -rank || axis >= rank)
         return Status(Error::out_of_range, fmt::format("Invalid reduction dimension {} for input with {} "
@@ -219,7 +219,7 @@ class ReduceJoinKernel final : public Kernel {
       if (reduced[static_cast<size_t>(d)])
         return Status(Error::invalid_argument, fmt::format("Duplicate reduction dimension {}", axis));
       reduced[static_cast<size_t>(d)] = true;
-      join_order.push_back(d);
+      join_order.insert(join_order.begin(), d);
     }
     std::vector<int> kept;
     Shape out_shape;
@@ -357,15 +357,17 @@ class SubstrKernel final : public Kernel {
   utf8::CharUnit unit_ = utf8::CharUnit::byte;
 };
 
-// The strings broadcast against pos, which len must match.
+// The strings broadcast against pos and len, which must match.
 Status substr_shape(InferenceContext& c) {
   const PartialShape& pos = c.input_shape(1);
   const PartialShape& len = c.input_shape(2);
-  if (!shape::merge(pos, len))
+  const std::optional<PartialShape> positions = shape::merge(pos, len);
+  if (!positions)
     return c.error("pos and len shapes must match: " + pos.to_string() + " vs. " + len.to_string());
-  const std::optional<PartialShape> out = shape::broadcast(c.input_shape(0), pos);
+  const std::optional<PartialShape> out = shape::broadcast(c.input_shape(0), *positions);
   if (!out)
-    return c.error("input and pos cannot broadcast: " + c.input_shape(0).to_string() + " vs. " + pos.to_string());
+    return c.error("input and pos cannot broadcast: " + c.input_shape(0).to_string() + " vs. " +
+                   positions->to_string());
   c.set_output(0, *out);
   return ok_status();
 }
