@@ -44,5 +44,10 @@ void register_audio_ops(OpRegistry& r);
 void register_image_ops(OpRegistry& r);
 // lookup_ops.cpp: HashTableV2, MutableHashTableV2 and the LookupTable* ops.
 void register_lookup_ops(OpRegistry& r);
+// The string family beyond string_ops.cpp, registered by register_string_ops:
+// string_split_ops.cpp (StringSplit, StringSplitV2, ReduceJoin, Substr) and
+// string_convert_ops.cpp (AsString, StringToNumber).
+void register_string_split_ops(OpRegistry& r);
+void register_string_convert_ops(OpRegistry& r);
 
 }  // namespace tagflow::ops

@@ -173,8 +173,9 @@ void register_state_ops(OpRegistry& r);
 // Called by register_state_ops: SaveV2, RestoreV2, MergeV2Checkpoints,
 // ShardedFilename (checkpoint_ops.cpp).
 void register_checkpoint_ops(OpRegistry& r);
-// Called by register_array_ops: StringJoin, StaticRegexFullMatch
-// (string_ops.cpp).
+// Called by register_array_ops: the string ops (string_ops.cpp, which
+// registers the rest of the family from string_split_ops.cpp and
+// string_convert_ops.cpp).
 void register_string_ops(OpRegistry& r);
 void register_training_ops(OpRegistry& r);  // training_ops.cpp
 

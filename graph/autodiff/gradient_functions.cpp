@@ -105,14 +105,17 @@ GradientRegistry make_global() {
         "ParseExample", "ParseExampleV2", "ParseSingleExample", "RandomShuffle", "Unique"})
     r.add_not_differentiable(op);
   // Lookup tables (lookup_ops.py declares them not differentiable), the
-  // audio front end and the resizes' gradient ops, which TensorFlow gives
-  // no gradient: a gradient through them is zero here rather than TF's
-  // LookupError.
+  // string ops, the audio front end and the resizes' gradient ops, which
+  // TensorFlow gives no gradient: a gradient through them is zero here
+  // rather than TF's LookupError.
   for (const char* op :
        {"HashTableV2", "MutableHashTableV2", "MutableHashTableOfTensorsV2", "LookupTableFindV2",
         "LookupTableInsertV2", "LookupTableRemoveV2", "LookupTableSizeV2", "LookupTableExportV2",
         "LookupTableImportV2", "InitializeTableV2", "InitializeTableFromTextFileV2", "DecodeWav",
-        "EncodeWav", "AudioSpectrogram", "Mfcc", "ResizeBilinearGrad", "ResizeNearestNeighborGrad"})
+        "EncodeWav", "AudioSpectrogram", "Mfcc", "ResizeBilinearGrad", "ResizeNearestNeighborGrad",
+        "AsString", "ReduceJoin", "RegexFullMatch", "RegexReplace", "StaticRegexFullMatch", "StaticRegexReplace",
+        "StringJoin", "StringLength", "StringLower", "StringSplit", "StringSplitV2", "StringStrip",
+        "StringToNumber", "StringUpper", "Substr"})
     r.add_not_differentiable(op);
   add_math_gradients(r);
   add_array_gradients(r);
