@@ -87,7 +87,7 @@ Expected<Tensor> add_two(const Tensor& a, const Tensor& b, int depth) {
   }
   Tensor out;
   Status st = ok_status();
-  const bool handled = dispatch_among<float, double, int32_t, int64_t>(base_dtype(a.dtype()), [&](auto tag) {
+  const bool handled = dispatch_among(NumberTypes{}, base_dtype(a.dtype()), [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto o = allocate_tensor(a.dtype(), a.shape());
     if (!o.ok()) {
@@ -134,13 +134,13 @@ void register_add_n_op(OpRegistry& r) {
                           .input("inputs: N * T")
                           .output("sum: T")
                           .attr("N", "int", std::nullopt, 1)
-                          .type_attr("T", with_variant(real_types()))
+                          .type_attr("T", with_variant(NumberTypes::dtypes()))
                           .kernel([](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
                             DType t = init.input_types.empty() ? DType::invalid
                                                                : base_dtype(init.input_types[0]);
                             if (t == DType::variant) return std::unique_ptr<Kernel>(new ListAddNKernel());
                             std::unique_ptr<Kernel> k;
-                            dispatch_among<float, double, int32_t, int64_t>(t, [&](auto tag) {
+                            dispatch_among(NumberTypes{}, t, [&](auto tag) {
                               k = std::make_unique<AddNKernel<typename decltype(tag)::type>>();
                             });
                             if (!k) return no_kernel_error("AddN", t);

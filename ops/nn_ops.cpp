@@ -288,52 +288,47 @@ void register_nn_ops(OpRegistry& r) {
   register_builtin(r, OpDef("Relu").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
-                          .type_attr("T", real_types())
-                          .kernel(cwise_factory<UnaryKernel, ReluOp, float, double, int32_t,
-                                                int64_t>("Relu")));
+                          .type_attr("T", RealTypes::dtypes())
+                          .kernel(cwise_factory<UnaryKernel, ReluOp>(RealTypes{}, "Relu")));
   register_builtin(r, OpDef("ReluGrad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("features: T")
                           .output("backprops: T")
-                          .type_attr("T", real_types())
-                          .kernel(cwise_factory<CwiseGradKernel, ReluGradOp, float, double,
-                                                int32_t, int64_t>("ReluGrad")));
+                          .type_attr("T", RealTypes::dtypes())
+                          .kernel(cwise_factory<CwiseGradKernel, ReluGradOp>(RealTypes{}, "ReluGrad")));
   register_builtin(r, OpDef("Relu6").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
-                          .type_attr("T", real_types())
-                          .kernel(cwise_factory<UnaryKernel, Relu6Op, float, double, int32_t,
-                                                int64_t>("Relu6")));
+                          .type_attr("T", RealTypes::dtypes())
+                          .kernel(cwise_factory<UnaryKernel, Relu6Op>(RealTypes{}, "Relu6")));
   register_builtin(r, OpDef("Relu6Grad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("features: T")
                           .output("backprops: T")
-                          .type_attr("T", real_types())
-                          .kernel(cwise_factory<CwiseGradKernel, Relu6GradOp, float, double,
-                                                int32_t, int64_t>("Relu6Grad")));
+                          .type_attr("T", RealTypes::dtypes())
+                          .kernel(cwise_factory<CwiseGradKernel, Relu6GradOp>(RealTypes{}, "Relu6Grad")));
   register_builtin(r, OpDef("Elu").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
-                          .type_attr("T", float_types())
-                          .kernel(cwise_factory<UnaryKernel, EluOp, float, double>("Elu")));
+                          .type_attr("T", FloatTypes::dtypes())
+                          .kernel(cwise_factory<UnaryKernel, EluOp>(FloatTypes{}, "Elu")));
   register_builtin(r, OpDef("EluGrad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("outputs: T")
                           .output("backprops: T")
-                          .type_attr("T", float_types())
-                          .kernel(cwise_factory<CwiseGradKernel, EluGradOp, float, double>("EluGrad")));
+                          .type_attr("T", FloatTypes::dtypes())
+                          .kernel(cwise_factory<CwiseGradKernel, EluGradOp>(FloatTypes{}, "EluGrad")));
   register_builtin(r, OpDef("Softsign").shape_fn(shape_fns::unary)
                           .input("features: T")
                           .output("activations: T")
-                          .type_attr("T", float_types())
-                          .kernel(cwise_factory<UnaryKernel, SoftsignOp, float, double>("Softsign")));
+                          .type_attr("T", FloatTypes::dtypes())
+                          .kernel(cwise_factory<UnaryKernel, SoftsignOp>(FloatTypes{}, "Softsign")));
   register_builtin(r, OpDef("SoftsignGrad").shape_fn(shape_fns::same_shape_pair)
                           .input("gradients: T")
                           .input("features: T")
                           .output("backprops: T")
-                          .type_attr("T", float_types())
-                          .kernel(cwise_factory<CwiseGradKernel, SoftsignGradOp, float, double>(
-                              "SoftsignGrad")));
+                          .type_attr("T", FloatTypes::dtypes())
+                          .kernel(cwise_factory<CwiseGradKernel, SoftsignGradOp>(FloatTypes{}, "SoftsignGrad")));
   register_builtin(r, OpDef("Softmax").shape_fn(shape_fns::unary)
                           .input("logits: T")
                           .output("softmax: T")

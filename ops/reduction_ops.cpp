@@ -245,9 +245,8 @@ class ReductionKernel final : public Kernel {
       return ok_status();
     }
     if constexpr (is_half_v<T>) {
-      std::vector<float> in(ConstArrayMap<T>(x.data<T>(), n).template cast<float>().begin(),
-                            ConstArrayMap<T>(x.data<T>(), n).template cast<float>().end());
-      std::vector<float> acc(n_out);
+      std::vector<float> in(static_cast<size_t>(n)), acc(static_cast<size_t>(n_out));
+      Eigen::Map<Eigen::ArrayXf>(in.data(), n) = ConstArrayMap<T>(x.data<T>(), n).template cast<float>();
       reduce<Reducer<float>>(l, in.data(), n, acc.data(), n_out);
       ArrayMap<T>(out.mutable_data<T>(), n_out) = Eigen::Map<Eigen::ArrayXf>(acc.data(), n_out).cast<T>();
     } else {

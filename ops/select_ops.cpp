@@ -122,13 +122,17 @@ class SelectV2Kernel final : public Kernel {
   }
 };
 
+// TensorFlow's Select takes any type; tagflow's kernels cover every number,
+// bools and strings (a TF 2 saver picks a file name with a string Select).
+using SelectTypes = decltype(NumberTypes{} + TypeList<bool, std::string>{});
+
 // The kernel for T, the dtype of input 1 (t).
 template <template <class> class Kern>
 KernelFactory select_factory(const char* op) {
   return [op](const KernelInit& init) -> Expected<std::unique_ptr<Kernel>> {
     DType t = init.input_types.size() < 2 ? DType::invalid : base_dtype(init.input_types[1]);
     std::unique_ptr<Kernel> k;
-    dispatch_among<float, double, int32_t, int64_t, bool, std::string>(t, [&](auto tag) {
+    dispatch_among(SelectTypes{}, t, [&](auto tag) {
       k = std::make_unique<Kern<typename decltype(tag)::type>>();
     });
     if (!k) return no_kernel_error(op, t);
@@ -136,13 +140,6 @@ KernelFactory select_factory(const char* op) {
   };
 }
 
-// TensorFlow's Select takes any type; tagflow's kernels cover numbers,
-// bools and strings (a TF 2 saver picks a file name with a string Select).
-std::vector<DType> select_types() {
-  std::vector<DType> types = real_and_bool_types();
-  types.push_back(DType::string);
-  return types;
-}
 
 }  // namespace
 
@@ -152,14 +149,14 @@ void register_select_ops(OpRegistry& r) {
                           .input("t: T")
                           .input("e: T")
                           .output("output: T")
-                          .type_attr("T", select_types())
+                          .type_attr("T", SelectTypes::dtypes())
                           .kernel(select_factory<SelectKernel>("Select")));
   register_builtin(r, OpDef("SelectV2").shape_fn(shape_fns::select)
                           .input("condition: bool")
                           .input("t: T")
                           .input("e: T")
                           .output("output: T")
-                          .type_attr("T", select_types())
+                          .type_attr("T", SelectTypes::dtypes())
                           .kernel(select_factory<SelectV2Kernel>("SelectV2")));
 }
 

@@ -124,8 +124,23 @@ BOOST_AUTO_TEST_CASE(binary_ops_agree_with_the_wide_type_in_every_dtype) {
 
 BOOST_AUTO_TEST_CASE(unary_ops_agree_with_the_wide_type_in_every_dtype) {
   for (const char* op : {"Neg", "Abs", "Square", "Sign", "Reciprocal", "Sqrt", "Rsqrt", "Exp", "Log", "Sin", "Cos",
-                         "Tanh", "Sigmoid", "Floor", "IsFinite"})
+                         "Tanh", "Sigmoid", "Floor", "IsFinite", "Relu", "Relu6", "Elu", "Softsign"})
     for (DType t : allowed(op)) check_agrees(op, t, {op == std::string("Exp") ? kY : kX});
+}
+
+BOOST_AUTO_TEST_CASE(add_n_and_select_take_every_number) {
+  const Tensor cond = Tensor::from_vector<bool>(Shape{2, 3}, {true, false, true, false, false, true});
+  for (DType t : allowed("AddN")) {
+    if (t == DType::variant) continue;
+    check_agrees("AddN", t, {kX, kY, kX}, {{"N", int64_t{3}}});
+  }
+  for (const char* op : {"Select", "SelectV2"})
+    for (DType t : allowed(op)) {
+      if (t == DType::string || t == DType::boolean) continue;
+      Expected<Tensor> got = run_op1(op, {cond, cast(kX, t), cast(kY, t)}, {{"T", t}});
+      BOOST_TEST_REQUIRE(got.ok(), op << " " << dtype_name(t) << ": " << got.status().to_string());
+      BOOST_TEST(cast(*got, DType::float64).debug_string() == "float64[2,3] [[1,1,3],[4,2,9]]", op << " " << dtype_name(t));
+    }
 }
 
 BOOST_AUTO_TEST_CASE(reductions_agree_with_the_wide_type_in_every_dtype) {
