@@ -44,6 +44,20 @@ struct wrapping<T, true> { using type = std::make_unsigned_t<T>; };
 template <class T>
 using wrapping_t = typename wrapping<T>::type;
 
+// 8- and 16-bit integers, which C++ promotes to int before computing: the
+// product of two 16-bit values can overflow int.
+template <class T>
+inline constexpr bool is_narrow_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) < sizeof(int);
+
+// a * b for narrow integers, computed in unsigned int so that it wraps
+// (the low bits are those of the exact product, for signed and unsigned T).
+template <class T>
+struct WrappingProduct {
+  T operator()(T a, T b) const {
+    return static_cast<T>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+  }
+};
+
 // x cast to the wrapping type of T, and back.
 template <class T, class X>
 auto wrap(const X& x) { return x.template cast<wrapping_t<T>>(); }

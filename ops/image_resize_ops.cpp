@@ -26,6 +26,7 @@
 #include "ops/image_ops.hpp"
 #include "ops/kernel_factory.hpp"
 #include "ops/shape_fns.hpp"
+#include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
 
@@ -172,7 +173,7 @@ class ResizeKernel : public Kernel {
 
   static Expected<Tensor> allocate(DType dtype, const ResizeGeometry& g) {
     TF_ASSIGN_OR_RETURN(Shape shape, Shape::make({g.batch, g.out_height, g.out_width, g.channels}));
-    return Tensor(dtype, shape);
+    return allocate_tensor(dtype, shape);  // a size the inputs ask for is bounded first
   }
 
   bool align_corners_ = false;

@@ -215,11 +215,14 @@ Expected<Tensor> decode_jpeg(std::string_view contents, const JpegDecodeOptions&
   if (!read_header(d, reinterpret_cast<const unsigned char*>(contents.data()), contents.size(), &options))
     return not_a_jpeg(contents, *d);
   const int64_t height = d->cinfo.output_height, width = d->cinfo.output_width;
-  const int64_t bytes = height * width * d->components;
+  // TensorFlow bounds the file's components, not the channels asked for:
+  // a CMYK file decoded to RGB is measured at 4 bytes a pixel.
+  const int64_t file_components = d->cinfo.num_components;
+  const int64_t bytes = height * width * file_components;
   if (bytes >= kMaxJpegBytes)
     return Status(Error::invalid_argument,
-                  fmt::format("JPEG of {}x{} pixels with {} channels is too large to decode: {} bytes, the limit is {}",
-                              width, height, d->components, bytes, kMaxJpegBytes));
+                  fmt::format("JPEG of {}x{} pixels with {} components is too large to decode: {} bytes, the limit is {}",
+                              width, height, file_components, bytes, kMaxJpegBytes));
   if (d->cinfo.output_components != (d->cmyk ? 4 : d->components))
     return Status(Error::internal, fmt::format("libjpeg decodes {} components where {} were asked for",
                                                d->cinfo.output_components, d->components));

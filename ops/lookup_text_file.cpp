@@ -69,7 +69,7 @@ class Column {
             v > std::numeric_limits<int32_t>::max())
           return not_a(token, where);
         // TensorFlow adds the offset to int32 fields (not to int64 ones).
-        ints_.push_back(static_cast<int32_t>(v + offset));
+        ints_.push_back(static_cast<int32_t>(static_cast<uint64_t>(v) + static_cast<uint64_t>(offset)));
         return ok_status();
       }
       case DType::int64: {

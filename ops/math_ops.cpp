@@ -46,7 +46,8 @@ template <class T>
 struct MulOp : SameTypeOp<T> {
   template <class X, class Y>
   static auto eval(const X& x, const Y& y) {
-    if constexpr (is_signed_int_v<T>) return unwrap<T>(wrap<T>(x) * wrap<T>(y));
+    if constexpr (is_narrow_int_v<T>) return x.binaryExpr(y, WrappingProduct<T>());
+    else if constexpr (is_signed_int_v<T>) return unwrap<T>(wrap<T>(x) * wrap<T>(y));
     else return x * y;
   }
 };

@@ -258,6 +258,10 @@ Expected<Tensor> array_of(const Header& h, const Element& e, std::string_view da
   const int64_t n = shape->num_elements();
   if (n < 0 || (e.size > 0 && static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / e.size))
     return malformed(what, "its shape's element count overflows");
+  // A zero-width string dtype ('S0') holds nothing, whatever the shape
+  // claims: refuse it rather than make that many empty strings.
+  if (e.size == 0 && n > 0)
+    return malformed(what, fmt::format("its dtype '{}' has zero width, and its shape claims {} elements", h.descr, n));
   const uint64_t need = static_cast<uint64_t>(n) * e.size;
   if (data.size() != need)
     return malformed(what, fmt::format("its shape {} of '{}' needs {} bytes of data, and the file holds {}",
@@ -425,6 +429,11 @@ Expected<Tensor> read_npz_array(const std::string& path, const std::string& key)
     return Status(Error::resource_exhausted,
                   fmt::format("{}: the array declares {} bytes, over tagflow's limit of {}", what, st.size,
                               kMaxMemberBytes));
+  // Deflate expands at most 1032 times: a member claiming more than that of
+  // its compressed bytes lies, and is refused before its size is allocated.
+  if ((st.valid & ZIP_STAT_COMP_SIZE) && st.size > st.comp_size * 1032 + 1024)
+    return Status(Error::data_loss, fmt::format("{}: the member claims {} bytes from {} compressed ones", what,
+                                                st.size, st.comp_size));
   std::unique_ptr<zip_file_t, ZipFileCloser> f(zip_fopen_index(z.get(), static_cast<zip_uint64_t>(index), 0));
   if (f == nullptr)
     return Status(Error::parse_error, fmt::format("{}: {}", what, zip_strerror(z.get())));

@@ -103,6 +103,8 @@ struct MeanReducer : SumReducer<T> {
       using R = typename T::value_type;
       const R nan = std::numeric_limits<R>::quiet_NaN();
       return count == 0 ? T(nan, nan) : acc / static_cast<R>(count);
+    } else if constexpr (std::is_unsigned_v<T>) {
+      return count == 0 ? T(0) : static_cast<T>(acc / static_cast<T>(count));
     } else {
       return count == 0 ? T(0) : static_cast<T>(static_cast<int64_t>(static_cast<T>(acc)) / count);
     }
@@ -112,7 +114,7 @@ struct MeanReducer : SumReducer<T> {
 template <class T>
 struct ProdReducer {
   using C = wrapping_t<T>;
-  using Functor = Eigen::internal::scalar_product_op<C, C>;
+  using Functor = std::conditional_t<is_narrow_int_v<C>, WrappingProduct<C>, Eigen::internal::scalar_product_op<C, C>>;
   static C identity() { return C(1); }
   static constexpr bool kFinishes = false;
 };
@@ -218,9 +220,24 @@ void reduce(const ReductionLayout& l, const T* in, int64_t n, T* out, int64_t n_
   }
 }
 
-// half and bfloat16 reduce in float — each element converted once, the
-// result rounded once — so that a long sum does not lose the precision a
-// 16-bit accumulator would.
+// The type a reduction of T computes in. A Mean of integers sums in the
+// 64-bit integer of their signedness and divides there, as TensorFlow's
+// does (a uint8 mean of 200 and 200 is 200). half and bfloat16 reduce in
+// float — each element converted once, the result rounded once — where
+// TensorFlow accumulates most of their reductions in the 16-bit type (all
+// but a bfloat16 Sum): long half reductions can differ from TensorFlow's,
+// tagflow's being the more accurate.
+template <template <class> class Reducer>
+inline constexpr bool kWidensIntegers = false;
+template <>
+inline constexpr bool kWidensIntegers<MeanReducer> = true;
+
+template <template <class> class Reducer, class T>
+using accumulation_t =
+    std::conditional_t<is_half_v<T>, float,
+                       std::conditional_t<kWidensIntegers<Reducer> && std::is_integral_v<T>,
+                                          std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, T>>;
+
 template <template <class> class Reducer, class T>
 class ReductionKernel final : public Kernel {
  public:
@@ -244,11 +261,12 @@ class ReductionKernel final : public Kernel {
       ctx.set_output(0, std::move(out));
       return ok_status();
     }
-    if constexpr (is_half_v<T>) {
-      std::vector<float> in(static_cast<size_t>(n)), acc(static_cast<size_t>(n_out));
-      Eigen::Map<Eigen::ArrayXf>(in.data(), n) = ConstArrayMap<T>(x.data<T>(), n).template cast<float>();
-      reduce<Reducer<float>>(l, in.data(), n, acc.data(), n_out);
-      ArrayMap<T>(out.mutable_data<T>(), n_out) = Eigen::Map<Eigen::ArrayXf>(acc.data(), n_out).cast<T>();
+    using A = accumulation_t<Reducer, T>;
+    if constexpr (!std::is_same_v<A, T>) {
+      std::vector<A> in(static_cast<size_t>(n)), acc(static_cast<size_t>(n_out));
+      ArrayMap<A>(in.data(), n) = ConstArrayMap<T>(x.data<T>(), n).template cast<A>();
+      reduce<Reducer<A>>(l, in.data(), n, acc.data(), n_out);
+      ArrayMap<T>(out.mutable_data<T>(), n_out) = ArrayMap<A>(acc.data(), n_out).template cast<T>();
     } else {
       reduce<Reducer<T>>(l, x.data<T>(), n, out.mutable_data<T>(), n_out);
     }

@@ -27,8 +27,10 @@ namespace {
 using Tokens = std::vector<std::string>;
 
 // StringSplit: a token ends at any byte of `delimiters`; no delimiters
-// make every byte a token.
+// make every byte a token. An empty string has no tokens, with or without
+// skip_empty (TensorFlow's str_util::Split).
 void split_at_any(std::string_view s, std::string_view delimiters, bool skip_empty, Tokens& out) {
+  if (s.empty()) return;
   if (delimiters.empty()) {
     for (char c : s) out.emplace_back(1, c);
     return;

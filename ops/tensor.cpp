@@ -1,8 +1,10 @@
 #include "ops/tensor.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <new>
 #include <sstream>
 
 #include <sys/mman.h>
@@ -42,7 +44,11 @@ class TensorBuffer {
       }
       return;
     }
-    bytes_ = static_cast<size_t>(n) * static_cast<size_t>(dtype_size(dtype));
+    // A shape's element count fits int64, but its bytes may not: refuse
+    // (run_kernel reports it as resource_exhausted) rather than wrap.
+    const size_t element = static_cast<size_t>(dtype_size(dtype));
+    if (element > 0 && static_cast<size_t>(n) > SIZE_MAX / element) throw std::bad_alloc();
+    bytes_ = static_cast<size_t>(n) * element;
     if (bytes_ <= kInlineBytes) {
       data_ = inline_;
       if (zero_fill) std::memset(inline_, 0, sizeof(inline_));

@@ -41,7 +41,8 @@ template <class T>
 struct SquareOp : SameTypeOp<T> {
   template <class X>
   static auto eval(const X& x) {
-    if constexpr (is_signed_int_v<T>) return unwrap<T>(wrap<T>(x).square());
+    if constexpr (is_narrow_int_v<T>) return x.unaryExpr([](T a) { return WrappingProduct<T>()(a, a); });
+    else if constexpr (is_signed_int_v<T>) return unwrap<T>(wrap<T>(x).square());
     else return x.square();
   }
 };

@@ -206,4 +206,28 @@ BOOST_AUTO_TEST_CASE(unsigned_and_narrow_integers_wrap_and_divide_as_cpp) {
                       "integer division by zero"));
 }
 
+BOOST_AUTO_TEST_CASE(narrow_integer_products_wrap_and_means_do_not) {
+  // 16-bit products wrap in 16 bits (C++ would compute them in int, where
+  // 65535 * 65535 overflows): 300 * 300 = 90000 = 24464 + 65536.
+  BOOST_TEST(result("Mul", {Tensor::scalar<int16_t>(300), Tensor::scalar<int16_t>(300)}) == "int16[] 24464");
+  BOOST_TEST(result("Mul", {Tensor::scalar<int16_t>(-1), Tensor::scalar<int16_t>(-1)}) == "int16[] 1");
+  BOOST_TEST(result("Mul", {Tensor::scalar<uint16_t>(65535), Tensor::scalar<uint16_t>(65535)}) == "uint16[] 1");
+  BOOST_TEST(result("Square", {Tensor::scalar<uint16_t>(65535)}) == "uint16[] 1");
+  BOOST_TEST(result("Prod", {Tensor::vector<int16_t>({300, 300}), Tensor::scalar<int32_t>(0)}) == "int16[] 24464");
+  // A Mean of integers sums in 64 bits, as TensorFlow's does.
+  BOOST_TEST(result("Mean", {Tensor::vector<uint8_t>({200, 200}), Tensor::scalar<int32_t>(0)}) == "uint8[] 200");
+  BOOST_TEST(result("Mean", {Tensor::vector<int32_t>({1 << 30, 1 << 30}), Tensor::scalar<int32_t>(0)}) ==
+             "int32[] 1073741824");
+  BOOST_TEST(result("Mean", {Tensor::vector<uint64_t>({uint64_t{1} << 63, 0}), Tensor::scalar<int32_t>(0)}) ==
+             "uint64[] 4611686018427387904");
+  BOOST_TEST(result("Mean", {Tensor::vector<int8_t>({-100, -100, 1}), Tensor::scalar<int32_t>(0)}) == "int8[] -66");
+}
+
+BOOST_AUTO_TEST_CASE(sizes_whose_bytes_overflow_are_refused_not_wrapped) {
+  // 2^62 float32 elements: the count fits int64, the bytes do not.
+  Expected<Tensor> r = run_op1("ResizeBilinear", {Tensor(DType::float32, Shape{1, 1, 1, 1 << 20}),
+                                                  Tensor::vector<int32_t>({1 << 21, 1 << 21})});
+  BOOST_TEST_REQUIRE(!r.ok());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -136,6 +136,9 @@ BOOST_AUTO_TEST_CASE(malformed_files_are_errors_naming_what_is_wrong) {
   std::string huge = good;
   huge.replace(huge.find("(2, 3)"), 6, "(9999999999999, 99999999999)");
   BOOST_TEST(error_of(huge) != "");  // the header no longer fits its length, or the shape is refused
+  std::string zero_width = bytes_of(data("bytes.npy"));
+  zero_width.replace(zero_width.find("|S3"), 3, "|S0");
+  BOOST_TEST(error_of(zero_width).find("zero width") != std::string::npos);
   std::string boolean = bytes_of(data("bool.npy"));
   boolean.back() = 2;
   BOOST_TEST(error_of(boolean).find("neither 0 nor 1") != std::string::npos);

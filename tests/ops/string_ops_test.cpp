@@ -104,9 +104,13 @@ BOOST_AUTO_TEST_CASE(string_split_tf_examples) {
 }
 
 BOOST_AUTO_TEST_CASE(string_split_any_delimiter_char_and_bytes) {
-  // Every byte of the delimiter splits; an empty delimiter splits bytes.
+  // Every byte of the delimiter splits; an empty delimiter splits bytes;
+  // an empty string has no tokens even without skip_empty (TensorFlow's
+  // str_util::Split), while ",," has three empty ones.
   BOOST_TEST(split("StringSplit", {strings({"a,b;c", ""}), str(",;")}, {{"skip_empty", false}}) ==
-             "[[0,0],[0,1],[0,2],[1,0]] | [\"a\",\"b\",\"c\",\"\"] | [2,3]");
+             "[[0,0],[0,1],[0,2]] | [\"a\",\"b\",\"c\"] | [2,3]");
+  BOOST_TEST(split("StringSplit", {strings({",,"}), str(",")}, {{"skip_empty", false}}) ==
+             "[[0,0],[0,1],[0,2]] | [\"\",\"\",\"\"] | [1,3]");
   BOOST_TEST(split("StringSplit", {strings({"ab", "", "c"}), str("")}) ==
              "[[0,0],[0,1],[2,0]] | [\"a\",\"b\",\"c\"] | [3,2]");
   BOOST_TEST(split("StringSplit", {strings({"", ""}), str(",")}) == "[] | [] | [2,0]");
