@@ -4,13 +4,11 @@
 // the last line needs no '\n'. Fields are split at the delimiter, empty
 // fields kept. Index -1 is the line number (0-based) plus offset, -2 the
 // whole line, k >= 0 field k. Numbers are read as TensorFlow's safe_strto*
-// read them: surrounding spaces allowed, nothing else.
+// read them (ops/number_text.hpp, shared with StringToNumber).
 //
 // Errors name the file and the line (1-based, as editors count): an empty
 // line, too few fields, a field that is not a number of the dtype, fewer
 // lines than vocab_size. More lines than vocab_size are ignored.
-#include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "ops/lookup_table.hpp"
+#include "ops/number_text.hpp"
 
 namespace tagflow::ops {
 
@@ -25,34 +24,6 @@ namespace {
 
 constexpr int64_t kLineNumber = -1;
 constexpr int64_t kWholeLine = -2;
-
-std::string trimmed(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-bool parse_int64(const std::string& text, int64_t* out) {
-  const std::string s = trimmed(text);
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno == ERANGE || end != s.c_str() + s.size()) return false;
-  *out = v;
-  return true;
-}
-
-// Decimal and "inf" / "nan" spellings; not hexadecimal (TensorFlow's
-// double-conversion reader does not take it).
-bool parse_double(const std::string& text, double* out) {
-  const std::string s = trimmed(text);
-  if (s.empty() || s.find_first_of("xX") != std::string::npos) return false;
-  char* end = nullptr;
-  *out = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size();
-}
 
 // The parsed values of one column (keys or values), in line order.
 class Column {
@@ -65,7 +36,7 @@ class Column {
     switch (dtype_) {
       case DType::int32: {
         int64_t v = 0;
-        if (!parse_int64(token, &v) || v < std::numeric_limits<int32_t>::min() ||
+        if (!number_text::parse_integer(token, &v) || v < std::numeric_limits<int32_t>::min() ||
             v > std::numeric_limits<int32_t>::max())
           return not_a(token, where);
         // TensorFlow adds the offset to int32 fields (not to int64 ones).
@@ -74,15 +45,20 @@ class Column {
       }
       case DType::int64: {
         int64_t v = 0;
-        if (!parse_int64(token, &v)) return not_a(token, where);
+        if (!number_text::parse_integer(token, &v)) return not_a(token, where);
         ints_.push_back(v);
         return ok_status();
       }
-      case DType::float32:
+      case DType::float32: {  // read as a float, rounded once
+        float v = 0;
+        if (!number_text::parse_float(token, &v)) return not_a(token, where);
+        reals_.push_back(v);
+        return ok_status();
+      }
       case DType::float64: {
         double v = 0;
-        if (!parse_double(token, &v)) return not_a(token, where);
-        reals_.push_back(dtype_ == DType::float32 ? static_cast<float>(v) : v);
+        if (!number_text::parse_float(token, &v)) return not_a(token, where);
+        reals_.push_back(v);
         return ok_status();
       }
       case DType::string:

@@ -344,6 +344,16 @@ BOOST_AUTO_TEST_CASE(a_bad_text_file_is_an_error_naming_the_file_and_line) {
   Status number = s.init_file(h, vocab("bad_number.tsv"), {{"key_index", int64_t{0}}, {"value_index", int64_t{1}}});
   BOOST_TEST(code(number) == "invalid_argument");
   BOOST_TEST(number.message() == vocab("bad_number.tsv") + ":2: field \"lots\" is not a valid int64");
+  // Numbers as TensorFlow's safe_strto* read them (ops/number_text.hpp):
+  // hex and exponents for floats, no '+' for integers.
+  Status plus = s.init_file(s.table("p", str, i64), vocab("plus_int.tsv"),
+                            {{"key_index", int64_t{0}}, {"value_index", int64_t{1}}});
+  BOOST_TEST(plus.message() == vocab("plus_int.tsv") + ":1: field \"+3\" is not a valid int64");
+  Tensor floats = s.table("f", str, f32);
+  BOOST_TEST(s.init_file(floats, vocab("floats_tf_style.tsv"), {{"key_index", int64_t{0}}, {"value_index", int64_t{1}}})
+                 .ok());
+  BOOST_TEST(s.found(floats, Tensor::vector<std::string>({"hex", "exp", "spaced"}), Tensor::scalar(0.0f)) ==
+             "float32[3] [16,15,2.5]");
   Status columns = s.init_file(h, vocab("short_line.tsv"), {{"key_index", int64_t{0}}, {"value_index", int64_t{1}}});
   BOOST_TEST(contains(columns.message(), "Invalid number of columns in " + vocab("short_line.tsv") +
                                              ":2 (\"banana\"): expected at least 2 fields, got 1"));
