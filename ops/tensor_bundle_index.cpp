@@ -1,7 +1,9 @@
 #include "ops/tensor_bundle_index.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -13,6 +15,7 @@
 #include <leveldb/table.h>
 #include <leveldb/table_builder.h>
 
+#include "ops/crc32c.hpp"
 #include "ops/proto/tensor_bundle.pb.h"
 
 namespace tagflow::ops {
@@ -29,9 +32,24 @@ constexpr uint64_t kFooterSize = 48;
 constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;
 constexpr uint64_t kBlockTrailerSize = 5;  // compression type + masked CRC32C
 
-// LevelDB allocates a block's size before it reads it; a footer whose block
+// Where a block of the table lies: its contents, then a 5-byte trailer.
+struct BlockHandle {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// A block handle at data[*pos, size) that lies inside the table's blocks,
+// which end at `blocks_end` (where the footer begins), trailer included.
+bool get_block_handle(const char* data, size_t size, size_t* pos, uint64_t blocks_end, BlockHandle* out) {
+  return get_varint64(data, size, pos, &out->offset) && get_varint64(data, size, pos, &out->size) &&
+         out->offset <= blocks_end && out->size <= blocks_end - out->offset &&
+         kBlockTrailerSize <= blocks_end - out->offset - out->size;
+}
+
+// The footer's index block handle, once the footer is checked. LevelDB
+// allocates a block's size before it reads it; a footer whose block
 // handles point outside the file is refused here, before LevelDB sees it.
-Status check_footer(leveldb::RandomAccessFile& file, uint64_t file_size, const std::string& path) {
+Expected<BlockHandle> check_footer(leveldb::RandomAccessFile& file, uint64_t file_size, const std::string& path) {
   if (file_size < kFooterSize)
     return Status(Error::data_loss,
                   fmt::format("{}: truncated: {} bytes, shorter than a table's {}-byte footer", path,
@@ -47,14 +65,181 @@ Status check_footer(leveldb::RandomAccessFile& file, uint64_t file_size, const s
     return Status(Error::data_loss, path + ": not a checkpoint index (no LevelDB table magic at its end; "
                                            "truncated or not a table)");
   size_t pos = 0;
-  const uint64_t blocks_end = file_size - kFooterSize;
-  for (const char* which : {"metaindex", "index"}) {
-    uint64_t offset = 0, size = 0;
-    if (!get_varint64(footer.data(), 40, &pos, &offset) || !get_varint64(footer.data(), 40, &pos, &size) ||
-        offset > blocks_end || size > blocks_end - offset ||
-        kBlockTrailerSize > blocks_end - offset - size)
+  BlockHandle handle;
+  for (const char* which : {"metaindex", "index"})
+    if (!get_block_handle(footer.data(), 40, &pos, file_size - kFooterSize, &handle))
       return Status(Error::data_loss,
                     fmt::format("{}: the footer's {} block handle points outside the file", path, which));
+  return handle;  // the second: the index block's
+}
+
+uint32_t get_fixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+// Block compression types (LevelDB's CompressionType).
+constexpr unsigned char kNoCompression = 0;
+constexpr unsigned char kSnappyCompression = 1;
+
+// Snappy's most productive element, a 3-byte copy of 64 bytes, makes 64/3
+// bytes per byte of input: no valid block decompresses to more than this.
+uint64_t max_snappy_output(uint64_t compressed_size) { return compressed_size / 3 * 64 + 64; }
+
+// The decompressed size a Snappy block of `block_size` bytes claims (the
+// varint32 its first bytes `head` begin with), refused if no valid block of
+// that size could decompress to it: LevelDB allocates what it claims
+// before it decompresses.
+Expected<uint64_t> snappy_claimed_size(std::string_view head, uint64_t block_size, const char* which,
+                                       uint64_t offset, const std::string& path) {
+  size_t pos = 0;
+  uint64_t claimed = 0;
+  if (!get_varint64(head.data(), std::min<size_t>(head.size(), 5), &pos, &claimed) || claimed > 0xffffffffu ||
+      claimed > max_snappy_output(block_size))
+    return Status(Error::data_loss,
+                  fmt::format("{}: Corruption: the Snappy-compressed {} block at offset {} claims a decompressed "
+                              "size that its {} bytes cannot hold",
+                              path, which, offset, block_size));
+  return claimed;
+}
+
+// Snappy's raw format (its format_description.txt): a varint32 length,
+// then literals and back-references. Exactly `claimed` bytes or an error.
+Expected<std::string> snappy_decompress(std::string_view in, uint64_t claimed, const std::string& where) {
+  auto bad = [&](const char* what) {
+    return Status(Error::data_loss, fmt::format("{}: Corruption: bad Snappy data ({})", where, what));
+  };
+  size_t pos = 0;
+  uint64_t unused = 0;
+  get_varint64(in.data(), in.size(), &pos, &unused);  // the claimed size, already checked
+  std::string out;
+  out.reserve(static_cast<size_t>(claimed));
+  auto little_endian = [&](size_t n) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
+    pos += n;
+    return v;
+  };
+  while (pos < in.size()) {
+    const auto tag = static_cast<unsigned char>(in[pos++]);
+    uint64_t length = 0, distance = 0;
+    if ((tag & 3) == 0) {  // a literal; lengths of 61 and more follow in 1-4 bytes
+      length = (tag >> 2) + 1u;
+      if (length > 60) {
+        const size_t bytes = length - 60;
+        if (bytes > in.size() - pos) return bad("a literal's length runs past the block");
+        length = little_endian(bytes) + 1;
+      }
+      if (length > in.size() - pos) return bad("a literal runs past the block");
+      if (length > claimed - out.size()) return bad("more bytes than the block claims");
+      out.append(in.data() + pos, static_cast<size_t>(length));
+      pos += static_cast<size_t>(length);
+      continue;
+    }
+    const size_t offset_bytes = (tag & 3) == 1 ? 1 : (tag & 3) == 2 ? 2 : 4;
+    if (offset_bytes > in.size() - pos) return bad("a copy runs past the block");
+    if ((tag & 3) == 1) {
+      length = ((tag >> 2) & 7) + 4u;
+      distance = (static_cast<uint64_t>(tag >> 5) << 8) | little_endian(1);
+    } else {
+      length = (tag >> 2) + 1u;
+      distance = little_endian(offset_bytes);
+    }
+    if (distance == 0 || distance > out.size()) return bad("a copy from before the start");
+    if (length > claimed - out.size()) return bad("more bytes than the block claims");
+    // Byte by byte: a copy may overlap what it writes.
+    for (uint64_t i = 0; i < length; ++i) out.push_back(out[out.size() - static_cast<size_t>(distance)]);
+  }
+  if (out.size() != claimed) return bad("fewer bytes than the block claims");
+  return out;
+}
+
+// The block `h` names, its checksum checked and decompressed. LevelDB
+// allocates a block's size, and a Snappy block's claimed size, before it
+// reads or decompresses it: both are checked here first.
+Expected<std::string> read_block(leveldb::RandomAccessFile& file, BlockHandle h, const char* which,
+                                 const std::string& path) {
+  std::string bytes(static_cast<size_t>(h.size + kBlockTrailerSize), '\0');
+  leveldb::Slice got;
+  TF_RETURN_IF_ERROR(leveldb_status(file.Read(h.offset, bytes.size(), &got, bytes.data()), path));
+  if (got.size() != bytes.size())
+    return Status(Error::data_loss, fmt::format("{}: truncated: the {} block at offset {} ends past the file",
+                                                path, which, h.offset));
+  if (got.data() != bytes.data()) std::memcpy(bytes.data(), got.data(), got.size());
+  // The checksum covers the contents and the compression type byte.
+  const uint32_t stored = crc32c::unmask(get_fixed32(bytes.data() + h.size + 1));
+  const uint32_t computed = crc32c::value(bytes.data(), static_cast<size_t>(h.size) + 1);
+  if (stored != computed)
+    return Status(Error::data_loss, fmt::format("{}: Corruption: block checksum mismatch in the {} block at "
+                                                "offset {} (stored 0x{:08x}, computed 0x{:08x})",
+                                                path, which, h.offset, stored, computed));
+  const auto type = static_cast<unsigned char>(bytes[static_cast<size_t>(h.size)]);
+  bytes.resize(static_cast<size_t>(h.size));
+  if (type == kNoCompression) return bytes;
+  if (type != kSnappyCompression)
+    return Status(Error::data_loss, fmt::format("{}: Corruption: the {} block at offset {} has compression "
+                                                "type {}, neither none (0) nor Snappy (1)",
+                                                path, which, h.offset, type));
+  TF_ASSIGN_OR_RETURN(uint64_t claimed, snappy_claimed_size(bytes, h.size, which, h.offset, path));
+  return snappy_decompress(bytes, claimed, fmt::format("{}: the {} block at offset {}", path, which, h.offset));
+}
+
+// A data block's compression type, after its contents; for a Snappy
+// block, the size it claims (a few bytes read: the block itself is left to
+// LevelDB, whose allocation is now bounded by the file).
+Status check_data_block(leveldb::RandomAccessFile& file, BlockHandle h, const std::string& path) {
+  char type = 0;
+  leveldb::Slice got;
+  TF_RETURN_IF_ERROR(leveldb_status(file.Read(h.offset + h.size, 1, &got, &type), path));
+  if (got.size() != 1) return Status(Error::data_loss, path + ": truncated: cannot read a data block's trailer");
+  if (static_cast<unsigned char>(got[0]) == kNoCompression) return ok_status();
+  if (static_cast<unsigned char>(got[0]) != kSnappyCompression)
+    return read_block(file, h, "data", path).status();  // a checksum error, or the unknown type named
+  char head[5];
+  TF_RETURN_IF_ERROR(leveldb_status(file.Read(h.offset, std::min<uint64_t>(h.size, 5), &got, head), path));
+  // A bad claim is reported by read_block, which names a checksum error first.
+  if (!snappy_claimed_size(std::string_view(got.data(), got.size()), h.size, "data", h.offset, path).ok())
+    return read_block(file, h, "data", path).status();
+  return ok_status();
+}
+
+// LevelDB allocates every data block's size, as the index block gives it,
+// before it reads the block (and a Snappy block's claimed size before it
+// decompresses it). Each handle of the index block is checked here first:
+// the block lies inside the file, and a compressed one claims no more than
+// it can hold. (The keys are left to LevelDB: a corrupt one costs it no
+// more than the block's own size.)
+Status check_data_blocks(leveldb::RandomAccessFile& file, uint64_t file_size, BlockHandle index,
+                         const std::string& path) {
+  TF_ASSIGN_OR_RETURN(std::string block, read_block(file, index, "index", path));
+  // Entries, then the restart offsets (uint32 each), then their count.
+  auto corrupt = [&](const std::string& what) {
+    return Status(Error::data_loss, fmt::format("{}: Corruption: the index block {}", path, what));
+  };
+  if (block.size() < 4) return corrupt("is shorter than its restart count");
+  const uint64_t restarts = get_fixed32(block.data() + block.size() - 4);
+  if (restarts > (block.size() - 4) / 4)
+    return corrupt(fmt::format("claims {} restart points in {} bytes", restarts, block.size()));
+  const size_t entries_end = block.size() - 4 - 4 * static_cast<size_t>(restarts);
+  const uint64_t blocks_end = file_size - kFooterSize;
+  for (size_t pos = 0; pos < entries_end;) {
+    uint64_t shared = 0, key_size = 0, value_size = 0;
+    if (!get_varint64(block.data(), entries_end, &pos, &shared) ||
+        !get_varint64(block.data(), entries_end, &pos, &key_size) ||
+        !get_varint64(block.data(), entries_end, &pos, &value_size) || key_size > entries_end - pos ||
+        value_size > entries_end - pos - key_size)
+      return corrupt(fmt::format("has an entry at offset {} that runs past its end", pos));
+    pos += static_cast<size_t>(key_size);
+    const size_t value_end = pos + static_cast<size_t>(value_size);
+    BlockHandle data;
+    if (!get_block_handle(block.data(), value_end, &pos, blocks_end, &data))
+      return Status(Error::data_loss,
+                    fmt::format("{}: Corruption: a data block handle of the index block points outside the "
+                                "file ({} bytes at offset {}, the blocks end at {})",
+                                path, data.size, data.offset, blocks_end));
+    TF_RETURN_IF_ERROR(check_data_block(file, data, path));
+    pos = value_end;
   }
   return ok_status();
 }
@@ -220,7 +405,8 @@ Expected<std::vector<std::pair<std::string, std::string>>> read_bundle_index(con
     leveldb::RandomAccessFile* raw = nullptr;
     TF_RETURN_IF_ERROR(leveldb_status(env->NewRandomAccessFile(path, &raw), path));
     std::unique_ptr<leveldb::RandomAccessFile> file(raw);
-    TF_RETURN_IF_ERROR(check_footer(*file, size, path));
+    TF_ASSIGN_OR_RETURN(BlockHandle index, check_footer(*file, size, path));
+    TF_RETURN_IF_ERROR(check_data_blocks(*file, size, index, path));
     leveldb::Options options;
     options.paranoid_checks = true;  // verify the index block's checksum too
     leveldb::Table* table_raw = nullptr;

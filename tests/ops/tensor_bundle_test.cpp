@@ -107,6 +107,112 @@ void expect_error(const Expected<T>& got, Error code, const std::vector<std::str
   for (const std::string& part : parts) BOOST_TEST(contains(got.status().message(), part), got.status().message() << " lacks " << part);
 }
 
+
+// LevelDB's table layout (docs/formats.md), as far as the tests below
+// rewrite an index: block handles, the footer, a block's trailer.
+struct Handle {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+std::string varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+
+std::string handle_bytes(uint64_t offset, uint64_t size) { return varint(offset) + varint(size); }
+
+uint64_t get_varint(const std::string& s, size_t* pos) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    BOOST_TEST_REQUIRE(*pos < s.size());
+    const auto byte = static_cast<unsigned char>(s[(*pos)++]);
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return v;
+  }
+}
+
+std::string fixed32(uint32_t v) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return out;
+}
+
+// The footer's metaindex and index block handles.
+std::pair<Handle, Handle> footer_handles(const std::string& index) {
+  const std::string footer = index.substr(index.size() - 48);
+  size_t pos = 0;
+  Handle meta, idx;
+  meta.offset = get_varint(footer, &pos);
+  meta.size = get_varint(footer, &pos);
+  idx.offset = get_varint(footer, &pos);
+  idx.size = get_varint(footer, &pos);
+  return {meta, idx};
+}
+
+// A footer of these handles, padded, with the table magic of `index`.
+std::string footer_of(Handle meta, Handle idx, const std::string& index) {
+  std::string footer = handle_bytes(meta.offset, meta.size) + handle_bytes(idx.offset, idx.size);
+  footer.resize(40, '\0');
+  return footer + index.substr(index.size() - 8);
+}
+
+// `contents` with its trailer: the compression type and the masked CRC32C
+// of both.
+std::string with_trailer(std::string contents, char type) {
+  contents.push_back(type);
+  const uint32_t crc = crc32c::value(contents);
+  return contents + fixed32(crc32c::mask(crc));
+}
+
+// A block of one key/value entry, its one restart point at 0.
+std::string one_entry_block(const std::string& key, const std::string& value) {
+  return varint(0) + varint(key.size()) + varint(value.size()) + key + value + fixed32(0) + fixed32(1);
+}
+
+// `index` with its index block replaced by `contents` stored with `type`
+// (the data and metaindex blocks kept, the footer rewritten).
+std::string with_index_block(const std::string& index, const std::string& contents, char type) {
+  const auto [meta, idx] = footer_handles(index);
+  return index.substr(0, idx.offset) + with_trailer(contents, type) +
+         footer_of(meta, Handle{idx.offset, contents.size()}, index);
+}
+
+// The one entry of a checkpoint's index block (the small checkpoints of
+// the test data have one data block): its key and the data block handle.
+std::pair<std::string, Handle> only_index_entry(const std::string& index) {
+  const Handle idx = footer_handles(index).second;
+  const std::string block = index.substr(idx.offset, idx.size);
+  BOOST_TEST_REQUIRE(block.substr(block.size() - 8) == fixed32(0) + fixed32(1));  // one restart point at 0
+  size_t pos = 0;
+  BOOST_TEST_REQUIRE(get_varint(block, &pos) == 0u);
+  const uint64_t key_size = get_varint(block, &pos), value_size = get_varint(block, &pos);
+  BOOST_TEST_REQUIRE(pos + key_size + value_size == block.size() - 8);  // the only entry
+  const std::string key = block.substr(pos, key_size), value = block.substr(pos + key_size, value_size);
+  pos = 0;
+  Handle data;
+  data.offset = get_varint(value, &pos);
+  data.size = get_varint(value, &pos);
+  return {key, data};
+}
+
+// Snappy by hand (its format_description.txt) for a block that ends in
+// one restart point at 0 and the count 1 (00 00 00 00 01 00 00 00): the
+// decompressed size; a literal (tag (n-1)<<2) up to the first of those
+// zero bytes; a copy of 3 bytes from 1 byte back (tag (3-1)<<2 | 2, a
+// 2-byte offset), which overlaps what it writes; a literal of the count.
+const std::string kSnappyCopy("\x0a\x01\x00", 3);
+
+std::string snappy_of(const std::string& block) {
+  BOOST_TEST_REQUIRE(block.substr(block.size() - 8) == fixed32(0) + fixed32(1));
+  const std::string head = block.substr(0, block.size() - 7);
+  BOOST_TEST_REQUIRE(head.size() <= 60u);
+  return varint(block.size()) + static_cast<char>((head.size() - 1) << 2) + head + kSnappyCopy +
+         static_cast<char>((4 - 1) << 2) + fixed32(1);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(tensor_bundle)
@@ -414,6 +520,84 @@ BOOST_AUTO_TEST_CASE(truncated_or_garbage_index) {
   expect_error(BundleReader::open(prefix), Error::data_loss, {"variables.index", "checksum mismatch"});
   std::filesystem::remove(prefix + ".index");
   expect_error(BundleReader::open(prefix), Error::not_found, {"variables.index: No such file"});
+}
+
+// LevelDB allocates a data block's size, as the index block gives it,
+// before it reads the block, and a Snappy block's claimed size before it
+// decompresses it: handles and claims the file cannot hold are refused
+// before LevelDB sees them (an index naming a 3 GB block ran the
+// SavedModel loader out of memory). Every block here has a valid checksum.
+BOOST_AUTO_TEST_CASE(block_sizes_the_index_cannot_hold_are_refused_before_they_are_allocated) {
+  TempDir dir;
+  const std::string prefix = dir / "variables";
+  copy_checkpoint(savedmodel_prefix(kHalfPlusTwo), prefix);
+  const std::string index = read_file(prefix + ".index");
+  const std::vector<std::string> names = names_of(open_reader(prefix));
+  const auto [key, data] = only_index_entry(index);
+  // The index block rewritten as it was reads as before.
+  write_file(prefix + ".index", with_index_block(index, one_entry_block(key, handle_bytes(data.offset, data.size)), 0));
+  BOOST_TEST(names_of(open_reader(prefix)) == names);
+  // A data block of 3 GB, and one of 2^62 bytes, in an index of under 200 bytes.
+  for (uint64_t size : {uint64_t{3000000000}, uint64_t{1} << 62}) {
+    write_file(prefix + ".index", with_index_block(index, one_entry_block(key, handle_bytes(data.offset, size)), 0));
+    expect_error(BundleReader::open(prefix), Error::data_loss,
+                 {"variables.index", "a data block handle of the index block points outside the file",
+                  std::to_string(size) + " bytes at offset 0"});
+  }
+  // TensorFlow 1's data block is Snappy-compressed (type 1 in its
+  // trailer). Made to claim 4 GB decompressed, with its checksum
+  // recomputed and the blocks after it moved, it is refused.
+  BOOST_TEST_REQUIRE(data.offset == 0u);
+  BOOST_TEST_REQUIRE(index[data.size] == '\x01');
+  const std::string compressed = index.substr(0, data.size);
+  size_t claim_end = 0;
+  const uint64_t claim = get_varint(compressed, &claim_end);
+  // (copies: a lambda cannot capture a structured binding in C++17)
+  const std::string index_key = key;
+  const uint64_t data_size = data.size;
+  auto with_claim = [&](uint64_t claimed) {
+    const std::string contents = varint(claimed) + compressed.substr(claim_end);
+    const auto [meta, idx] = footer_handles(index);
+    const uint64_t old_end = data_size + 5;
+    std::string out = with_trailer(contents, 1);
+    const Handle new_meta{meta.offset + out.size() - old_end, meta.size};
+    out += index.substr(old_end, idx.offset - old_end);  // the metaindex block
+    const std::string entries = one_entry_block(index_key, handle_bytes(0, contents.size()));
+    const Handle new_index{out.size(), entries.size()};
+    return out + with_trailer(entries, 0) + footer_of(new_meta, new_index, index);
+  };
+  write_file(prefix + ".index", with_claim(claim));  // the rewriting is sound
+  BOOST_TEST(names_of(open_reader(prefix)) == names);
+  write_file(prefix + ".index", with_claim(0xfffffff0u));
+  expect_error(BundleReader::open(prefix), Error::data_loss,
+               {"variables.index", "the Snappy-compressed data block at offset 0 claims a decompressed size"});
+}
+
+// A Snappy-compressed index block (LevelDB's writer compresses any block
+// that shrinks by an eighth) is decompressed to check its handles: it
+// reads as the uncompressed one, and a handle past the file inside it is
+// refused as well.
+BOOST_AUTO_TEST_CASE(a_snappy_compressed_index_block_is_checked_through_its_compression) {
+  TempDir dir;
+  const std::string prefix = dir / "variables";
+  copy_checkpoint(savedmodel_prefix(kHalfPlusTwo), prefix);
+  const std::string index = read_file(prefix + ".index");
+  const BundleReader original = open_reader(prefix);
+  const auto [key, data] = only_index_entry(index);
+  const std::string block = one_entry_block(key, handle_bytes(data.offset, data.size));
+  write_file(prefix + ".index", with_index_block(index, snappy_of(block), 1));
+  const BundleReader r = open_reader(prefix);
+  BOOST_TEST(names_of(r) == names_of(original));
+  for (const std::string& name : names_of(original)) check_reads(r, name, read_tensor(original, name));
+  write_file(prefix + ".index",
+             with_index_block(index, snappy_of(one_entry_block(key, handle_bytes(data.offset, 3000000000))), 1));
+  expect_error(BundleReader::open(prefix), Error::data_loss,
+               {"variables.index", "a data block handle of the index block points outside the file"});
+  // A copy from before the start of the block is bad Snappy data.
+  std::string bad = snappy_of(block);
+  bad[bad.find(kSnappyCopy) + 1] = '\x7f';
+  write_file(prefix + ".index", with_index_block(index, bad, 1));
+  expect_error(BundleReader::open(prefix), Error::data_loss, {"variables.index", "bad Snappy data"});
 }
 
 BOOST_AUTO_TEST_CASE(missing_tensor) {
