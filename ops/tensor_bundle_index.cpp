@@ -14,6 +14,7 @@
 #include <leveldb/options.h>
 #include <leveldb/table.h>
 #include <leveldb/table_builder.h>
+#include <snappy.h>
 
 #include "ops/crc32c.hpp"
 #include "ops/proto/tensor_bundle.pb.h"
@@ -87,71 +88,26 @@ constexpr unsigned char kSnappyCompression = 1;
 // bytes per byte of input: no valid block decompresses to more than this.
 uint64_t max_snappy_output(uint64_t compressed_size) { return compressed_size / 3 * 64 + 64; }
 
-// The decompressed size a Snappy block of `block_size` bytes claims (the
-// varint32 its first bytes `head` begin with), refused if no valid block of
+// The decompressed size a Snappy block of `block_size` bytes claims (read
+// by libsnappy from its first bytes `head`), refused if no valid block of
 // that size could decompress to it: LevelDB allocates what it claims
 // before it decompresses.
 Expected<uint64_t> snappy_claimed_size(std::string_view head, uint64_t block_size, const char* which,
                                        uint64_t offset, const std::string& path) {
-  size_t pos = 0;
-  uint64_t claimed = 0;
-  if (!get_varint64(head.data(), std::min<size_t>(head.size(), 5), &pos, &claimed) || claimed > 0xffffffffu ||
-      claimed > max_snappy_output(block_size))
+  size_t claimed = 0;
+  if (!snappy::GetUncompressedLength(head.data(), head.size(), &claimed) || claimed > max_snappy_output(block_size))
     return Status(Error::data_loss,
                   fmt::format("{}: Corruption: the Snappy-compressed {} block at offset {} claims a decompressed "
                               "size that its {} bytes cannot hold",
                               path, which, offset, block_size));
-  return claimed;
+  return static_cast<uint64_t>(claimed);
 }
 
-// Snappy's raw format (its format_description.txt): a varint32 length,
-// then literals and back-references. Exactly `claimed` bytes or an error.
-Expected<std::string> snappy_decompress(std::string_view in, uint64_t claimed, const std::string& where) {
-  auto bad = [&](const char* what) {
-    return Status(Error::data_loss, fmt::format("{}: Corruption: bad Snappy data ({})", where, what));
-  };
-  size_t pos = 0;
-  uint64_t unused = 0;
-  get_varint64(in.data(), in.size(), &pos, &unused);  // the claimed size, already checked
+// The block decompressed by libsnappy, its claimed size checked first.
+Expected<std::string> snappy_decompress(std::string_view in, const std::string& where) {
   std::string out;
-  out.reserve(static_cast<size_t>(claimed));
-  auto little_endian = [&](size_t n) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
-    pos += n;
-    return v;
-  };
-  while (pos < in.size()) {
-    const auto tag = static_cast<unsigned char>(in[pos++]);
-    uint64_t length = 0, distance = 0;
-    if ((tag & 3) == 0) {  // a literal; lengths of 61 and more follow in 1-4 bytes
-      length = (tag >> 2) + 1u;
-      if (length > 60) {
-        const size_t bytes = length - 60;
-        if (bytes > in.size() - pos) return bad("a literal's length runs past the block");
-        length = little_endian(bytes) + 1;
-      }
-      if (length > in.size() - pos) return bad("a literal runs past the block");
-      if (length > claimed - out.size()) return bad("more bytes than the block claims");
-      out.append(in.data() + pos, static_cast<size_t>(length));
-      pos += static_cast<size_t>(length);
-      continue;
-    }
-    const size_t offset_bytes = (tag & 3) == 1 ? 1 : (tag & 3) == 2 ? 2 : 4;
-    if (offset_bytes > in.size() - pos) return bad("a copy runs past the block");
-    if ((tag & 3) == 1) {
-      length = ((tag >> 2) & 7) + 4u;
-      distance = (static_cast<uint64_t>(tag >> 5) << 8) | little_endian(1);
-    } else {
-      length = (tag >> 2) + 1u;
-      distance = little_endian(offset_bytes);
-    }
-    if (distance == 0 || distance > out.size()) return bad("a copy from before the start");
-    if (length > claimed - out.size()) return bad("more bytes than the block claims");
-    // Byte by byte: a copy may overlap what it writes.
-    for (uint64_t i = 0; i < length; ++i) out.push_back(out[out.size() - static_cast<size_t>(distance)]);
-  }
-  if (out.size() != claimed) return bad("fewer bytes than the block claims");
+  if (!snappy::Uncompress(in.data(), in.size(), &out))
+    return Status(Error::data_loss, fmt::format("{}: Corruption: bad Snappy data", where));
   return out;
 }
 
@@ -181,8 +137,8 @@ Expected<std::string> read_block(leveldb::RandomAccessFile& file, BlockHandle h,
     return Status(Error::data_loss, fmt::format("{}: Corruption: the {} block at offset {} has compression "
                                                 "type {}, neither none (0) nor Snappy (1)",
                                                 path, which, h.offset, type));
-  TF_ASSIGN_OR_RETURN(uint64_t claimed, snappy_claimed_size(bytes, h.size, which, h.offset, path));
-  return snappy_decompress(bytes, claimed, fmt::format("{}: the {} block at offset {}", path, which, h.offset));
+  TF_RETURN_IF_ERROR(snappy_claimed_size(bytes, h.size, which, h.offset, path).status());
+  return snappy_decompress(bytes, fmt::format("{}: the {} block at offset {}", path, which, h.offset));
 }
 
 // A data block's compression type, after its contents; for a Snappy
