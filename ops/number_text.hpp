@@ -4,7 +4,9 @@
 // hex and overflow refused); floats take a sign, fractions, exponents,
 // "0x" hex integers and "inf" / "nan" in any case, read in the "C" locale
 // and correctly rounded to the type (no double rounding for float), text
-// of 32 bytes or more refused, whitespace alone read as 0.
+// of 32 bytes or more refused, whitespace alone read as 0. Its ASCII
+// whitespace rule (is_ascii_space, trim_space) is also StringStrip's and
+// StringSplitV2's.
 // Plain functions; thread-safe.
 #pragma once
 

@@ -25,6 +25,7 @@
 
 #include "ops/array_ops.hpp"
 #include "ops/kernel_factory.hpp"
+#include "ops/number_text.hpp"
 #include "ops/op_def.hpp"
 #include "ops/shape_fns.hpp"
 #include "ops/utf8.hpp"
@@ -297,15 +298,8 @@ class CaseKernel final : public Kernel {
   bool utf8_ = false;
 };
 
-bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
 Status string_strip(KernelContext& ctx) {
-  return map_strings(ctx, [](const std::string& s) {
-    size_t begin = 0, end = s.size();
-    while (begin < end && is_ascii_space(s[begin])) ++begin;
-    while (end > begin && is_ascii_space(s[end - 1])) --end;
-    return s.substr(begin, end - begin);
-  });
+  return map_strings(ctx, [](const std::string& s) { return std::string(number_text::trim_space(s)); });
 }
 
 class StringLengthKernel final : public Kernel {

@@ -13,7 +13,9 @@
 
 #include "ops/array_ops.hpp"
 #include "ops/broadcast.hpp"
+#include "ops/index_args.hpp"
 #include "ops/kernel_factory.hpp"
+#include "ops/number_text.hpp"
 #include "ops/op_def.hpp"
 #include "ops/shape_fns.hpp"
 #include "ops/utf8.hpp"
@@ -43,7 +45,7 @@ void split_at_any(std::string_view s, std::string_view delimiters, bool skip_emp
   }
 }
 
-bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+using number_text::is_ascii_space;
 
 std::string_view skip_leading_space(std::string_view s) {
   size_t i = 0;
@@ -312,13 +314,6 @@ Expected<std::string> substring(const std::string& s, int64_t pos, int64_t len, 
   return s.substr(static_cast<size_t>(begin), static_cast<size_t>(count));
 }
 
-std::vector<int64_t> int_values(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.num_elements()));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = t.dtype() == DType::int32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-  return v;
-}
-
 class SubstrKernel final : public Kernel {
  public:
   Status init(const KernelInit& init) {
@@ -334,8 +329,8 @@ class SubstrKernel final : public Kernel {
       return Status(Error::invalid_argument, "pos and len should have the same shape, got: " +
                                                  pos_t.shape().to_string() + " vs. " + len_t.shape().to_string());
     TF_ASSIGN_OR_RETURN(Broadcast bc, Broadcast::make(in.shape(), pos_t.shape()));
-    const std::vector<int64_t> pos = int_values(pos_t);
-    const std::vector<int64_t> len = int_values(len_t);
+    TF_ASSIGN_OR_RETURN(const std::vector<int64_t> pos, read_int_values(pos_t, "pos"));
+    TF_ASSIGN_OR_RETURN(const std::vector<int64_t> len, read_int_values(len_t, "len"));
     const std::string* s = in.data<std::string>();
     Tensor out(DType::string, bc.output_shape());
     std::string* o = out.mutable_data<std::string>();
