@@ -23,7 +23,9 @@
 #include "graph/shapes/shape_inference.hpp"
 #include "graph/step_plan.hpp"
 #include "graph/validate.hpp"
+#include "ops/cpu/kernel_info.hpp"
 #include "ops/resource.hpp"
+#include "trace/trace.hpp"
 
 namespace tagflow::actors {
 
@@ -200,6 +202,9 @@ ops::Expected<std::unique_ptr<Session>> Session::create(graph::Graph g, SessionO
   TF_RETURN_IF_ERROR(graph::check_shapes(g));
   auto config = std::make_unique<SessionConfig>(options);
   TF_RETURN_IF_ERROR(config->load());
+  // The ISA level is fixed by now (config->load() checked it): every trace
+  // written from here on says what the kernels ran with.
+  trace::set_process_header(ops::cpu::kernel_info());
   auto impl = std::make_unique<Impl>(options, std::move(config));
   impl->graph = std::move(g);
   if (!*impl->options.lower_functional) {

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "actors/kernel_threads.hpp"
+#include "ops/cpu/isa.hpp"
 #include "ops/memory_budget.hpp"
 
 namespace tagflow::actors {
@@ -102,6 +104,9 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
                           "optimizer passes run on every step graph: default, none, or names separated by commas",
                           "graph");
   add_option<int64_t>(custom_options_, "max-iterations", "iterations per frame instance; 0: no limit");
+  add_option<std::string>(custom_options_, "isa",
+                          "the instruction-set level kernels run at, at most the machine's: baseline, avx2, "
+                          "avx512 (chosen once per process; TAGFLOW_ISA)");
   add_option<int64_t>(custom_options_, "max-nodes", "nodes a graph may have, functional ops lowered");
   add_option<int64_t>(custom_options_, "max-frame-depth", "how deep frames may nest");
   add_option<std::string>(custom_options_, "memory-limit",
@@ -113,6 +118,8 @@ SessionConfig::SessionConfig(const SessionOptions& o) : options_(o) {
   // networking (its brokers would never stop under it).
   if (o.hosts && !o.deterministic) o.hosts->configure(*this);
   if (!o.deterministic) {
+    // Large kernels split onto the scheduler's workers (ops/cpu/parallel.hpp).
+    add_kernel_thread_hook(*this);
     // One worker per core unless told otherwise: CAF's own default is at
     // least 4, and on 2 cores the extra workers' polling competes with
     // the ones that compute (64x64 MatMul loop: 22-24 vs 17-19 µs).
@@ -146,6 +153,7 @@ Status SessionConfig::load() {
   caf::error e = parse(caf::actor_system_config::string_list{}, none);
   if (e) return Status(Error::parse_error, "configuration: " + caf::to_string(e));
   TF_RETURN_IF_ERROR(check_scheduler());
+  TF_RETURN_IF_ERROR(check_isa());
   if (options_.hosts && !options_.deterministic) TF_RETURN_IF_ERROR(options_.hosts->loaded(*this));
   return ops::ok_status();
 }
@@ -179,6 +187,17 @@ Status SessionConfig::out_of_range(const std::string& key, const std::string& va
   return Status(Error::invalid_argument,
                 fmt::format("{}: {} = {} is outside the allowed range ({})", source_of(key),
                             key_text(key), ops::abbreviate(value), range_text(min, max)));
+}
+
+Status SessionConfig::check_isa() const {
+  // The key before anything reads the level: reading fixes it.
+  if (auto v = caf::get_if<std::string>(&content, "tagflow.isa")) {
+    const std::string source = source_of("tagflow.isa") + ": [tagflow] isa";
+    ops::Expected<ops::cpu::Isa> isa = ops::cpu::parse_isa(*v);
+    if (!isa.ok()) return isa.status().with_prefix(source + ": ");
+    TF_RETURN_IF_ERROR(ops::cpu::request_isa(*isa, source));
+  }
+  return ops::cpu::isa_status();
 }
 
 Status SessionConfig::check_scheduler() const {

@@ -60,6 +60,9 @@ class SessionConfig : public caf::actor_system_config {
   ops::Status read(const std::string& text, const std::string& source);
   ops::Status read_cluster(const caf::settings& section, const std::string& source);
   ops::Status check_scheduler() const;
+  // TAGFLOW_ISA and [tagflow] isa name a level the machine has, and agree
+  // with the level kernels already run at (ops/cpu/isa.hpp).
+  ops::Status check_isa() const;
   // Where the value of "section.key" came from, for messages.
   std::string source_of(const std::string& key) const;
   ops::Status out_of_range(const std::string& key, const std::string& value, int64_t min, int64_t max) const;

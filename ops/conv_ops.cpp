@@ -9,10 +9,15 @@
 // im2col copies and Eigen matrix products per chunk of images
 // (spatial_window.hpp): one product for Conv2D, one per input channel over
 // strided views for the depthwise ops; a 1x1 window with stride 1 and no
-// padding uses the input itself as its im2col.
+// padding uses the input itself as its im2col. Float products of the
+// forward and input-gradient passes run on oneDNN (ops/cpu/dnnl_matmul.hpp),
+// split across the session's threads when large.
 #include <algorithm>
+#include <type_traits>
 
 #include <Eigen/Core>
+
+#include "ops/cpu/dnnl_matmul.hpp"
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
@@ -126,6 +131,16 @@ Strided<T> filter_of(const ConvGeometry& g, const T* filter, int64_t c) {
 template <class T>
 void apply_filter(const ConvGeometry& g, const FilterArg<T>& f, const T* cols, int64_t rows, T* y) {
   const int64_t k = g.patch_size();
+  if constexpr (std::is_same_v<T, float>) {
+    if (!f.depthwise) {
+      cpu::MatMulShape s;
+      s.m = rows;
+      s.k = k;
+      s.n = g.out_c;
+      cpu::dnnl_matmul(s, cols, f.data, y);
+      return;
+    }
+  }
   if (!f.depthwise) {
     Eigen::Map<Matrix<T>>(y, rows, g.out_c).noalias() =
         Eigen::Map<const Matrix<T>>(cols, rows, k) * Eigen::Map<const Matrix<T>>(f.data, k, g.out_c);
@@ -142,6 +157,17 @@ template <class T>
 void apply_filter_transposed(const ConvGeometry& g, const FilterArg<T>& f, const T* dy, int64_t rows,
                              T* dcols) {
   const int64_t k = g.patch_size();
+  if constexpr (std::is_same_v<T, float>) {
+    if (!f.depthwise) {  // the filter [k, out_c] read transposed
+      cpu::MatMulShape s;
+      s.m = rows;
+      s.k = g.out_c;
+      s.n = k;
+      s.transpose_b = true;
+      cpu::dnnl_matmul(s, dy, f.data, dcols);
+      return;
+    }
+  }
   if (!f.depthwise) {
     Eigen::Map<Matrix<T>>(dcols, rows, k).noalias() =
         Eigen::Map<const Matrix<T>>(dy, rows, g.out_c) *

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "ops/memory_budget.hpp"
 
 namespace tagflow::ops {
@@ -26,6 +28,9 @@ Status run_kernel(const Kernel& kernel, KernelContext& ctx) {
     return Status(Error::resource_exhausted, e.what());
   } catch (const std::bad_alloc&) {
     return Status(Error::resource_exhausted, "out of memory: the allocator refused a request");
+  } catch (const dnnl::error& e) {
+    return Status(Error::internal, std::string("oneDNN refused a primitive: ") + e.what() + " (status " +
+                                       std::to_string(static_cast<int>(e.status)) + ")");
   } catch (const std::length_error& e) {
     return Status(Error::resource_exhausted, std::string("out of memory: a buffer would be too long (") +
                                                  e.what() + ")");

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(cmake g++ make libcaf-dev libprotobuf-dev protobuf-compiler
           libboost-test-dev libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libssl-dev openssl libleveldb-dev libre2-dev libjpeg62-turbo-dev libpng-dev
-          libzip-dev libsnappy-dev python3-numpy)
+          libzip-dev libsnappy-dev libdnnl-dev python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

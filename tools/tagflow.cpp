@@ -7,11 +7,20 @@
 #include <string>
 
 #include "graph/io/saved_model.hpp"
+#include "ops/cpu/isa.hpp"
+#include "ops/cpu/kernel_info.hpp"
 #include "tools/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"tagflow: a dataflow runtime with dynamic control flow"};
   app.require_subcommand(1);
+  // The version, and what this machine's kernels run with (TAGFLOW_ISA
+  // lowers the level; a bad value is reported here too).
+  app.set_version_flag("--version", [] {
+    std::string text = std::string("tagflow ") + TAGFLOW_VERSION + "\n" + tagflow::ops::cpu::kernel_info_text();
+    if (tagflow::ops::Status s = tagflow::ops::cpu::isa_status(); !s.ok()) text += "\n" + s.message();
+    return text;
+  });
 
   std::string inspect_path;
   std::vector<std::string> inspect_fetches;

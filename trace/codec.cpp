@@ -53,7 +53,20 @@ void put_actor(std::string* out, const ActorRef& a) {
 
 }  // namespace
 
-std::string json_header() { return fmt::format(R"({{"tagflow_trace":{}}})", kSchemaVersion) + "\n"; }
+std::string json_header(const Header& header) {
+  nlohmann::json j;
+  j["tagflow_trace"] = kSchemaVersion;
+  j["header"] = header;
+  return j.dump() + "\n";
+}
+
+void binary_header(const Header& header, std::string* out) {
+  put_var(out, header.size());
+  for (const auto& [key, value] : header) {
+    put_str(out, key);
+    put_str(out, value);
+  }
+}
 
 std::string json_event(const Event& e) {
   std::string out = fmt::format(R"({{"event":"{}","t":{},"thread":{},"step":{},"partition":{})", to_string(e.kind),
@@ -204,6 +217,17 @@ bool BinaryReader::event(Event* e) {
     a->role = static_cast<Role>(role);
   }
   return var(&e->seq) && str(&e->text);
+}
+
+bool BinaryReader::header(Header* h) {
+  uint64_t n = 0;
+  if (!var(&n) || n > bytes_.size()) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string key, value;
+    if (!str(&key) || !str(&value)) return false;
+    (*h)[key] = value;
+  }
+  return true;
 }
 
 bool BinaryReader::names(uint64_t* id, PartitionNames* t) {

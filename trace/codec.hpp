@@ -8,6 +8,7 @@
 
 #include "trace/event.hpp"
 #include "trace/names.hpp"
+#include "trace/trace.hpp"
 
 namespace tagflow::trace::codec {
 
@@ -15,7 +16,9 @@ inline constexpr char kBinaryMagic[8] = {'T', 'F', 'T', 'R', 'A', 'C', 'E', '\0'
 inline constexpr uint8_t kNamesRecord = 1;
 inline constexpr uint8_t kEventRecord = 2;
 
-std::string json_header();
+std::string json_header(const Header& header);
+// The binary header after the magic and version: a count, then key, value.
+void binary_header(const Header& header, std::string* out);
 std::string json_event(const Event& e);
 std::string json_names(uint64_t id, const PartitionNames& t);
 
@@ -34,6 +37,7 @@ class BinaryReader {
   bool str(std::string* s);
   bool event(Event* e);
   bool names(uint64_t* id, PartitionNames* t);
+  bool header(Header* h);
 
  private:
   std::string_view bytes_;

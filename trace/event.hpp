@@ -13,8 +13,9 @@
 namespace tagflow::trace {
 
 // The version of the event schema written by every sink (JSONL header,
-// binary header); readers refuse other versions.
-inline constexpr int kSchemaVersion = 1;
+// binary header); readers refuse other versions. Version 2: the header
+// also says what the recording machine ran with (Header).
+inline constexpr int kSchemaVersion = 2;
 
 enum class Kind : uint8_t {
   step_started,         // a partition started a step; `key`: its name table

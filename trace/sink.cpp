@@ -63,16 +63,31 @@ void MemorySink::clear() {
 
 // ------------------------------------------------------------------ files
 
-FileSink::~FileSink() { std::fclose(file_); }
+FileSink::~FileSink() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    put_header_locked();
+  }
+  std::fclose(file_);
+}
 
 void FileSink::flush() {
   std::lock_guard<std::mutex> lock(mu_);
+  put_header_locked();
   std::fflush(file_);
 }
 
 void FileSink::put(const std::string& bytes) {
   std::lock_guard<std::mutex> lock(mu_);
+  put_header_locked();
   std::fwrite(bytes.data(), 1, bytes.size(), file_);
+}
+
+void FileSink::put_header_locked() {
+  if (header_written_) return;
+  header_written_ = true;
+  const std::string head = header_bytes_(header_ ? *header_ : process_header());
+  std::fwrite(head.data(), 1, head.size(), file_);
 }
 
 namespace {
@@ -85,13 +100,14 @@ std::FILE* open_for_writing(const std::string& path, std::string* error) {
 
 }  // namespace
 
-std::unique_ptr<JsonlSink> JsonlSink::open(const std::string& path, std::string* error) {
+std::unique_ptr<JsonlSink> JsonlSink::open(const std::string& path, std::string* error, const Header* header) {
   std::FILE* f = open_for_writing(path, error);
   if (f == nullptr) return nullptr;
-  std::unique_ptr<JsonlSink> sink(new JsonlSink(f));
-  sink->put(codec::json_header());
+  std::unique_ptr<JsonlSink> sink(new JsonlSink(f, header));
   return sink;
 }
+
+std::string JsonlSink::header_bytes(const Header& header) { return codec::json_header(header); }
 
 void JsonlSink::write(Event&& e) { put(codec::json_event(e)); }
 
@@ -99,15 +115,19 @@ void JsonlSink::write_names(uint64_t id, const std::shared_ptr<const PartitionNa
   put(codec::json_names(id, *table));
 }
 
-std::unique_ptr<BinarySink> BinarySink::open(const std::string& path, std::string* error) {
+std::unique_ptr<BinarySink> BinarySink::open(const std::string& path, std::string* error, const Header* header) {
   std::FILE* f = open_for_writing(path, error);
   if (f == nullptr) return nullptr;
-  std::unique_ptr<BinarySink> sink(new BinarySink(f));
+  std::unique_ptr<BinarySink> sink(new BinarySink(f, header));
+  return sink;
+}
+
+std::string BinarySink::header_bytes(const Header& header) {
   std::string head(codec::kBinaryMagic, sizeof codec::kBinaryMagic);
   const uint32_t version = kSchemaVersion;
   for (int i = 0; i < 4; ++i) head.push_back(static_cast<char>((version >> (8 * i)) & 0xff));
-  sink->put(head);
-  return sink;
+  codec::binary_header(header, &head);
+  return head;
 }
 
 void BinarySink::write(Event&& e) {
@@ -122,17 +142,17 @@ void BinarySink::write_names(uint64_t id, const std::shared_ptr<const PartitionN
   put(out);
 }
 
-std::unique_ptr<Sink> open_sink(const std::string& path, std::string* error) {
+std::unique_ptr<Sink> open_sink(const std::string& path, std::string* error, const Header* header) {
   const auto ends_with = [&](const char* suffix) {
     const size_t n = std::strlen(suffix);
     return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
   };
-  if (ends_with(".jsonl") || ends_with(".json")) return JsonlSink::open(path, error);
-  return BinarySink::open(path, error);
+  if (ends_with(".jsonl") || ends_with(".json")) return JsonlSink::open(path, error, header);
+  return BinarySink::open(path, error, header);
 }
 
 bool write_trace(const Trace& t, const std::string& path, std::string* error) {
-  std::unique_ptr<Sink> sink = open_sink(path, error);
+  std::unique_ptr<Sink> sink = open_sink(path, error, &t.header());
   if (!sink) return false;
   std::map<const PartitionNames*, std::shared_ptr<const PartitionNames>> copies;
   for (const Event& e : t.events()) {

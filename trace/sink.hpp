@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,51 +66,68 @@ class MemorySink final : public Sink {
 };
 
 // Writes to a file; nullptr and *error if it cannot be opened. The file
-// is complete when the sink is destroyed (or flush()ed).
+// is complete when the sink is destroyed (or flush()ed). Its header is
+// written with the first record (or at the end): a sink opened before the
+// session that records into it still says what the session's kernels ran
+// with (process_header(), unless the header was given).
 class FileSink : public Sink {
  public:
   ~FileSink() override;
   void flush();
 
  protected:
-  explicit FileSink(std::FILE* f) : file_(f) {}
+  using HeaderBytes = std::string (*)(const Header&);
+  FileSink(std::FILE* f, const Header* header, HeaderBytes header_bytes) : file_(f), header_bytes_(header_bytes) {
+    if (header) header_ = *header;
+  }
   void put(const std::string& bytes);
 
  private:
+  void put_header_locked();
+
   std::mutex mu_;
   std::FILE* file_;
+  HeaderBytes header_bytes_;
+  std::optional<Header> header_;
+  bool header_written_ = false;
 };
 
-// One JSON object per line: {"tagflow_trace": 1} first.
+// One JSON object per line: {"tagflow_trace": 2, "header": {...}} first.
 class JsonlSink final : public FileSink {
  public:
-  static std::unique_ptr<JsonlSink> open(const std::string& path, std::string* error);
+  // header: nullptr for process_header().
+  static std::unique_ptr<JsonlSink> open(const std::string& path, std::string* error,
+                                         const Header* header = nullptr);
 
  protected:
   void write(Event&& e) override;
   void write_names(uint64_t id, const std::shared_ptr<const PartitionNames>& table) override;
+  static std::string header_bytes(const Header& header);
 
  private:
-  using FileSink::FileSink;
+  JsonlSink(std::FILE* f, const Header* header) : FileSink(f, header, &header_bytes) {}
 };
 
 // "TFTRACE" 0, the schema version (u32), then records: a name table or an
 // event, little-endian (docs/trace.md).
 class BinarySink final : public FileSink {
  public:
-  static std::unique_ptr<BinarySink> open(const std::string& path, std::string* error);
+  static std::unique_ptr<BinarySink> open(const std::string& path, std::string* error,
+                                          const Header* header = nullptr);
 
  protected:
   void write(Event&& e) override;
   void write_names(uint64_t id, const std::shared_ptr<const PartitionNames>& table) override;
+  static std::string header_bytes(const Header& header);
 
  private:
-  using FileSink::FileSink;
+  BinarySink(std::FILE* f, const Header* header) : FileSink(f, header, &header_bytes) {}
 };
 
 // A JsonlSink for ".jsonl" (and ".json"), a BinarySink for anything else
-// (".tft" by convention).
-std::unique_ptr<Sink> open_sink(const std::string& path, std::string* error);
+// (".tft" by convention). The file's header is `header`, or
+// process_header() when it is nullptr.
+std::unique_ptr<Sink> open_sink(const std::string& path, std::string* error, const Header* header = nullptr);
 
 // Writes a trace read back or recorded in memory to a file (the form by
 // the extension, as open_sink); false and *error if it cannot.

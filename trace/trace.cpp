@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -12,8 +13,27 @@
 
 namespace tagflow::trace {
 
-Trace::Trace(std::vector<Event> events, std::map<uint64_t, std::shared_ptr<const PartitionNames>> tables)
-    : events_(std::move(events)), tables_(std::move(tables)) {
+namespace {
+std::mutex process_header_mu;
+Header& process_header_ref() {
+  static Header h;
+  return h;
+}
+}  // namespace
+
+void set_process_header(Header header) {
+  std::lock_guard<std::mutex> lock(process_header_mu);
+  process_header_ref() = std::move(header);
+}
+
+Header process_header() {
+  std::lock_guard<std::mutex> lock(process_header_mu);
+  return process_header_ref();
+}
+
+Trace::Trace(std::vector<Event> events, std::map<uint64_t, std::shared_ptr<const PartitionNames>> tables,
+             Header header)
+    : events_(std::move(events)), header_(std::move(header)), tables_(std::move(tables)) {
   for (const Event& e : events_) {
     if (e.kind == Kind::step_started) table_of_[{e.step, e.partition}] = e.key;
   }
@@ -117,7 +137,8 @@ void optional(const nlohmann::json& j, const char* key, T* out) {
 }
 
 bool read_jsonl(const std::string& bytes, std::vector<Event>* events,
-                std::map<uint64_t, std::shared_ptr<const PartitionNames>>* tables, std::string* error) {
+                std::map<uint64_t, std::shared_ptr<const PartitionNames>>* tables, Header* head,
+                std::string* error) {
   std::istringstream in(bytes);
   std::string line;
   size_t number = 0;
@@ -133,6 +154,7 @@ bool read_jsonl(const std::string& bytes, std::vector<Event>* events,
         if (j.at("tagflow_trace").get<int>() != kSchemaVersion)
           throw std::runtime_error(fmt::format("schema version {}, this tagflow reads version {}",
                                                j.at("tagflow_trace").dump(), kSchemaVersion));
+        if (auto h = j.find("header"); h != j.end()) *head = h->get<Header>();
         header = true;
         continue;
       }
@@ -185,7 +207,8 @@ bool read_jsonl(const std::string& bytes, std::vector<Event>* events,
 }
 
 bool read_binary(const std::string& bytes, std::vector<Event>* events,
-                 std::map<uint64_t, std::shared_ptr<const PartitionNames>>* tables, std::string* error) {
+                 std::map<uint64_t, std::shared_ptr<const PartitionNames>>* tables, Header* head,
+                 std::string* error) {
   if (bytes.size() < 12) {
     *error = "byte 0: a binary trace's header is 12 bytes";
     return false;
@@ -197,6 +220,10 @@ bool read_binary(const std::string& bytes, std::vector<Event>* events,
     return false;
   }
   codec::BinaryReader r(std::string_view(bytes).substr(12));
+  if (!r.header(head)) {
+    *error = fmt::format("byte {}: a malformed header", 12 + r.pos());
+    return false;
+  }
   while (!r.done()) {
     const size_t at = 12 + r.pos();
     uint8_t type = 0;
@@ -236,11 +263,13 @@ bool read_trace(const std::string& path, Trace* out, std::string* error) {
   std::map<uint64_t, std::shared_ptr<const PartitionNames>> tables;
   std::string why;
   const bool binary = bytes.size() >= 8 && std::memcmp(bytes.data(), codec::kBinaryMagic, 8) == 0;
-  if (!(binary ? read_binary(bytes, &events, &tables, &why) : read_jsonl(bytes, &events, &tables, &why))) {
+  Header header;
+  if (!(binary ? read_binary(bytes, &events, &tables, &header, &why)
+               : read_jsonl(bytes, &events, &tables, &header, &why))) {
     *error = fmt::format("trace file '{}': {}", path, why);
     return false;
   }
-  *out = Trace(std::move(events), std::move(tables));
+  *out = Trace(std::move(events), std::move(tables), std::move(header));
   return true;
 }
 

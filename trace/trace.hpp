@@ -18,10 +18,23 @@
 
 namespace tagflow::trace {
 
+// A trace's header fields beside the schema version: what the recording
+// process ran with — "isa" (the kernels' instruction-set level),
+// "machine_isa", "onednn" — set by the process (set_process_header).
+using Header = std::map<std::string, std::string>;
+
+// The header every sink opened from now on writes; thread-safe.
+void set_process_header(Header header);
+Header process_header();
+
 class Trace {
  public:
   Trace() = default;
-  Trace(std::vector<Event> events, std::map<uint64_t, std::shared_ptr<const PartitionNames>> tables);
+  Trace(std::vector<Event> events, std::map<uint64_t, std::shared_ptr<const PartitionNames>> tables,
+        Header header = {});
+
+  // What the recording process ran with ("isa": "avx2", ...).
+  const Header& header() const { return header_; }
 
   const std::vector<Event>& events() const { return events_; }
   size_t size() const { return events_.size(); }
@@ -56,6 +69,7 @@ class Trace {
     std::string frame;
   };
   std::vector<Event> events_;
+  Header header_;
   std::map<uint64_t, std::shared_ptr<const PartitionNames>> tables_;
   std::map<std::pair<uint64_t, int32_t>, uint64_t> table_of_;  // (step, partition) -> table id
   std::map<uint64_t, Instance> instances_;

@@ -67,6 +67,9 @@ BOOST_AUTO_TEST_CASE(a_step_reads_back_the_same_from_jsonl_binary_and_memory) {
   for (const std::string& path : {jsonl, binary}) {
     BOOST_TEST_CONTEXT(path) {
       const Trace got = read(path);
+      // the header says what the kernels ran with (actors set it)
+      BOOST_TEST((got.header() == trace::process_header()));
+      BOOST_TEST(got.header().count("isa") == 1u);
       BOOST_REQUIRE(got.size() == want.size());
       for (size_t i = 0; i < want.size(); ++i) BOOST_TEST(same(got[i], want[i]), "event " << i);
       BOOST_TEST(got.steps() == want.steps(), boost::test_tools::per_element());
@@ -92,12 +95,15 @@ BOOST_AUTO_TEST_CASE(malformed_files_are_errors_naming_the_line_or_byte) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "not a tagflow trace"},
       {"{\"hello\": 1}\n", "line 1: not a tagflow trace"},
-      {"{\"tagflow_trace\": 99}\n", "line 1: schema version 99, this tagflow reads version 1"},
-      {"{\"tagflow_trace\": 1}\n{\"event\":\"node_ran\",\"t\":1,\"step\":1,\"partition\":0}\nnot json\n", "line 3:"},
-      {"{\"tagflow_trace\": 1}\n{\"event\":\"teleported\",\"t\":1,\"step\":1,\"partition\":0}\n",
+      {"{\"tagflow_trace\": 99}\n", "line 1: schema version 99, this tagflow reads version 2"},
+      {"{\"tagflow_trace\": 1}\n", "line 1: schema version 1, this tagflow reads version 2"},
+      {"{\"tagflow_trace\": 2}\n{\"event\":\"node_ran\",\"t\":1,\"step\":1,\"partition\":0}\nnot json\n", "line 3:"},
+      {"{\"tagflow_trace\": 2}\n{\"event\":\"teleported\",\"t\":1,\"step\":1,\"partition\":0}\n",
        "line 2: unknown event \"teleported\""},
-      {std::string("TFTRACE\0", 8) + std::string("\x01\0\0\0", 4) + "\x02\x06", "byte 12: malformed record"},
-      {std::string("TFTRACE\0", 8) + std::string("\x02\0\0\0", 4), "byte 8: schema version 2"},
+      {std::string("TFTRACE\0", 8) + std::string("\x02\0\0\0", 4) + std::string("\0", 1) + "\x02\x06",
+       "byte 13: malformed record"},
+      {std::string("TFTRACE\0", 8) + std::string("\x02\0\0\0", 4) + "\x05\x01", "a malformed header"},
+      {std::string("TFTRACE\0", 8) + std::string("\x01\0\0\0", 4), "byte 8: schema version 1"},
       {std::string("TFTRACE\0", 8), "a binary trace's header is 12 bytes"},
   };
   for (const auto& [bytes, says] : cases) {

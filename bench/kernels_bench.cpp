@@ -1,0 +1,195 @@
+// Kernels against the libraries underneath them, in one run: tagflow's
+// MatMul kernel (oneDNN through tagflow's primitive cache, tagflow's
+// tensors) against oneDNN called directly (one primitive, built once) and
+// against Eigen compiled for this machine (-march=native) and for the
+// portable baseline; then whole steps with one large MatMul at 1 and 2
+// scheduler threads (intra-op parallelism on CAF's workers), with the
+// process's thread count and the threads running while it computes.
+//
+//   build/bench/kernels_bench            (TAGFLOW_BENCH_REPS=N for more rounds)
+#include <Eigen/Core>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <dirent.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actors/session.hpp"
+#include "bench_session.hpp"
+#include "bench_util.hpp"
+#include "eigen_native.hpp"
+#include "graph/io/import.hpp"
+#include "ops/cpu/kernel_info.hpp"
+#include "ops/kernel.hpp"
+#include "ops/op_def.hpp"
+
+using namespace tagflow;
+using ops::Tensor;
+
+namespace {
+
+extern "C" void omp_set_num_threads(int);
+
+Tensor random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
+  Tensor t(ops::DType::float32, ops::Shape{rows, cols});
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_data<float>()[i] = d(gen);
+  return t;
+}
+
+// Calls to f that take about `budget` seconds in all (at least 3).
+template <class F>
+int calls_for(double budget, F&& f) {
+  const double once = bench::time_once(f);
+  return std::max(3, static_cast<int>(budget / std::max(once, 1e-7)));
+}
+
+// Median over rounds of the time of one call (each round `calls` calls).
+std::vector<double> per_call_medians(const std::vector<std::function<void()>>& fs, double budget) {
+  std::vector<std::function<void()>> rounds;
+  for (const auto& f : fs) {
+    const int calls = calls_for(budget, f);
+    rounds.push_back([f, calls] {
+      for (int i = 0; i < calls; ++i) f();
+    });
+  }
+  std::vector<double> m = bench::interleaved_medians(7, rounds);
+  for (size_t i = 0; i < fs.size(); ++i) m[i] /= calls_for(budget, fs[i]);
+  return m;
+}
+
+std::unique_ptr<ops::Kernel> matmul_kernel() {
+  const ops::OpDef* def = ops::OpRegistry::global().find("MatMul");
+  ops::AttrMap attrs{{"T", ops::DType::float32}, {"transpose_a", false}, {"transpose_b", false}};
+  ops::DTypes in, out;
+  in.push_back(ops::DType::float32);
+  in.push_back(ops::DType::float32);
+  out.push_back(ops::DType::float32);
+  auto k = def->make_kernel(ops::KernelInit{"mm", attrs, in, out});
+  if (!k.ok()) bench::fail(k.status().to_string());
+  return std::move(k).value();
+}
+
+void kernel_table() {
+  std::printf("MatMul kernels, one thread: µs a call (GFLOP/s), medians of 7 interleaved rounds\n");
+  std::printf("%6s %16s %16s %16s %16s %10s %10s\n", "n", "tagflow", "oneDNN direct", "Eigen native",
+              "Eigen portable", "tf/oneDNN", "tf/Eigen-n");
+  omp_set_num_threads(1);
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  for (int64_t n : {64, 256, 1024}) {
+    Tensor a = random_matrix(n, n, 1), b = random_matrix(n, n, 2);
+    Tensor c(ops::DType::float32, ops::Shape{n, n});
+    auto kernel = matmul_kernel();
+    Tensor inputs[2] = {a, b};
+    Tensor outputs[1];
+    auto tagflow_call = [&] {
+      ops::KernelContext ctx(inputs, 2, outputs, 1);
+      if (!kernel->compute(ctx).ok()) bench::fail("MatMul failed");
+    };
+    using dims = dnnl::memory::dims;
+    dnnl::memory::desc md(dims{n, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), eng);
+    dnnl::matmul prim(pd);
+    dnnl::memory am(md, eng, const_cast<float*>(a.data<float>())), bm(md, eng, const_cast<float*>(b.data<float>())),
+        cm(md, eng, c.mutable_data<float>());
+    auto onednn_call = [&] {
+      prim.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+      strm.wait();
+    };
+    auto eigen_native_call = [&] {
+      bench::eigen_native_matmul(a.data<float>(), b.data<float>(), c.mutable_data<float>(), n, n, n);
+    };
+    using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<const Matrix> A(a.data<float>(), n, n), B(b.data<float>(), n, n);
+    Eigen::Map<Matrix> C(c.mutable_data<float>(), n, n);
+    auto eigen_portable_call = [&] { C.noalias() = A * B; };
+    const double budget = n >= 1024 ? 0.5 : 0.15;
+    std::vector<double> t = per_call_medians({tagflow_call, onednn_call, eigen_native_call, eigen_portable_call}, budget);
+    const double flop = 2.0 * n * n * n;
+    auto cell = [&](double s) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.2f (%.1f)", s * 1e6, flop / s / 1e9);
+      return std::string(buf);
+    };
+    std::printf("%6lld %16s %16s %16s %16s %10.2f %10.2f\n", static_cast<long long>(n), cell(t[0]).c_str(),
+                cell(t[1]).c_str(), cell(t[2]).c_str(), cell(t[3]).c_str(), t[0] / t[1], t[0] / t[2]);
+  }
+  std::printf("Eigen native: %s; portable: %s\n", bench::eigen_native_simd(), Eigen::SimdInstructionSetsInUse());
+}
+
+// Threads of this process, and how many are running ('R') right now.
+std::pair<int, int> thread_counts() {
+  int all = 0, running = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      ++all;
+      std::ifstream stat(std::string("/proc/self/task/") + e->d_name + "/stat");
+      std::string s;
+      std::getline(stat, s);
+      const size_t close = s.rfind(')');
+      if (close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'R') ++running;
+    }
+    closedir(d);
+  }
+  return {all, running};
+}
+
+std::string matmul_step_graph() {
+  return R"(node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "b" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "mm" op: "MatMul" input: "a" input: "b" attr { key: "T" value { type: DT_FLOAT } } })";
+}
+
+void step_table() {
+  std::printf("\nA step of one n x n MatMul (fed), by scheduler threads: ms a step, medians\n");
+  std::printf("%6s %12s %12s %10s %22s\n", "n", "1 thread", "2 threads", "speed-up", "threads (all/running)");
+  for (int64_t n : {256, 512, 1024}) {
+    Tensor a = random_matrix(n, n, 3), b = random_matrix(n, n, 4);
+    actors::Feeds feeds{{"a", a}, {"b", b}};
+    std::vector<std::unique_ptr<actors::Session>> sessions;
+    for (int threads : {1, 2}) {
+      actors::SessionOptions o;
+      o.threads = threads;
+      auto g = graph::import_graph_text(matmul_step_graph());
+      if (!g.ok()) bench::fail(g.status().to_string());
+      sessions.push_back(bench::session(std::move(g).value(), o));
+    }
+    std::vector<std::function<void()>> fs;
+    for (auto& s : sessions) fs.push_back([&s, &feeds] { bench::run(*s, feeds, {"mm"}); });
+    std::vector<double> t = per_call_medians(fs, n >= 1024 ? 0.6 : 0.2);
+    // sample the thread states while the 2-thread session computes
+    std::atomic<bool> stop{false};
+    std::pair<int, int> seen{0, 0};
+    std::thread sampler([&] {
+      while (!stop.load()) {
+        auto c = thread_counts();
+        seen.first = std::max(seen.first, c.first);
+        seen.second = std::max(seen.second, c.second);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    for (int i = 0; i < 20; ++i) fs[1]();
+    stop = true;
+    sampler.join();
+    std::printf("%6lld %12.3f %12.3f %10.2f %15d/%d max\n", static_cast<long long>(n), t[0] * 1e3, t[1] * 1e3,
+                t[0] / t[1], seen.first, seen.second - 1 /* the sampler itself */);
+  }
+}
+
+}  // namespace
+
+int main() {
+  std::printf("%s\n\n", ops::cpu::kernel_info_text().c_str());
+  kernel_table();
+  step_table();
+  return 0;
+}

@@ -1,0 +1,124 @@
+#include "ops/cpu/dnnl.hpp"
+
+#include <list>
+#include <mutex>
+#include <utility>
+
+#include "ops/cpu/isa.hpp"
+#include "ops/tensor.hpp"
+
+extern "C" void omp_set_num_threads(int);  // libgomp, which oneDNN runs on
+
+namespace tagflow::ops::cpu {
+
+namespace {
+
+dnnl::cpu_isa dnnl_cap(Isa isa) {
+  switch (isa) {
+    case Isa::baseline: return dnnl::cpu_isa::sse41;
+    case Isa::avx2: return dnnl::cpu_isa::avx2;
+    case Isa::avx512: return dnnl::cpu_isa::avx512_core;
+  }
+  return dnnl::cpu_isa::sse41;
+}
+
+// A least-recently-used map of the thread's primitives.
+class PrimitiveCache {
+ public:
+  std::shared_ptr<void>* find(const PrimitiveKey& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second);
+    return &it->second->second;
+  }
+  void insert(const PrimitiveKey& key, std::shared_ptr<void> entry) {
+    if (index_.size() >= kPrimitiveCacheCapacity) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+    order_.emplace_front(key, std::move(entry));
+    index_.emplace(key, order_.begin());
+  }
+
+ private:
+  using Item = std::pair<PrimitiveKey, std::shared_ptr<void>>;
+  std::list<Item> order_;
+  std::unordered_map<PrimitiveKey, std::list<Item>::iterator, PrimitiveKeyHash> index_;
+};
+
+thread_local PrimitiveCache cache;
+
+}  // namespace
+
+size_t PrimitiveKey::hash() const {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t w : words_) h = (h ^ static_cast<uint64_t>(w)) * 1099511628211ull;
+  return static_cast<size_t>(h);
+}
+
+namespace detail {
+std::shared_ptr<void>* cache_find(const PrimitiveKey& key) { return cache.find(key); }
+void cache_insert(const PrimitiveKey& key, std::shared_ptr<void> entry) { cache.insert(key, std::move(entry)); }
+}  // namespace detail
+
+dnnl::engine& dnnl_engine() {
+  static dnnl::engine engine = [] {
+    // Before the first primitive: oneDNN reads its cap once.
+    dnnl::set_max_cpu_isa(dnnl_cap(active_isa()));
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return engine;
+}
+
+dnnl::stream& dnnl_stream() {
+  thread_local dnnl::stream stream = [] {
+    omp_set_num_threads(1);  // this thread's oneDNN calls stay on it
+    return dnnl::stream(dnnl_engine());
+  }();
+  return stream;
+}
+
+std::string dnnl_isa_name() {
+  dnnl_engine();
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+dnnl::primitive_attr scratchpad_attr(const dnnl::post_ops* post_ops) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (post_ops) attr.set_post_ops(*post_ops);
+  return attr;
+}
+
+dnnl::memory dnnl_memory(const dnnl::memory::desc& md, const void* data) {
+  return dnnl::memory(md, dnnl_engine(), const_cast<void*>(data));
+}
+
+void dnnl_execute(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+                  std::unordered_map<int, dnnl::memory>& args) {
+  dnnl::stream& s = dnnl_stream();
+  const dnnl::memory::desc scratch = pd.scratchpad_desc();
+  Tensor buffer;
+  if (scratch.get_size() > 0) {
+    buffer = Tensor::uninitialized(DType::uint8, Shape{static_cast<int64_t>(scratch.get_size())});
+    args[DNNL_ARG_SCRATCHPAD] = dnnl_memory(scratch, buffer.raw_mutable_data());
+  }
+  p.execute(s, args);
+  s.wait();
+}
+
+Status dnnl_error_status(const char* op, const dnnl::error& e) {
+  return Status(Error::internal, std::string(op) + ": oneDNN: " + e.what() + " (status " +
+                                     std::to_string(static_cast<int>(e.status)) + ")");
+}
+
+}  // namespace tagflow::ops::cpu

@@ -1,0 +1,112 @@
+// oneDNN (libdnnl) as tagflow's kernels use it: one CPU engine for the
+// process, a stream per thread, primitives cached by what they were built
+// for, and scratchpads in tagflow buffers.
+//
+// The first engine() call caps oneDNN's generated code at active_isa()
+// (ops/cpu/isa.hpp) and makes oneDNN single-threaded on every thread that
+// calls it: Debian's oneDNN is built on OpenMP, and a team of OpenMP
+// threads per scheduler thread would outnumber the cores. Kernels split
+// large work themselves with parallel_for (ops/cpu/parallel.hpp), onto the
+// session's threads.
+//
+// Primitives are cached per thread (TensorFlow's primitive-reuse design:
+// building one costs 2-6 µs, a 64x64 product 5): a least-recently-used
+// cache of kPrimitiveCacheCapacity entries keyed by a PrimitiveKey that
+// holds everything the primitive depends on (operation, shapes, strides,
+// dtypes, attributes). Primitives are built with a user scratchpad, which
+// execute() allocates as a tagflow buffer, so that the step's memory
+// budget is charged for it and concurrent executions never share one.
+//
+// Everything here is called from kernels on any thread; engine() is
+// thread-safe, stream() and the cache are the calling thread's own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "ops/status.hpp"
+
+namespace tagflow::ops::cpu {
+
+inline constexpr size_t kPrimitiveCacheCapacity = 1024;
+
+dnnl::engine& dnnl_engine();
+dnnl::stream& dnnl_stream();
+
+// oneDNN's name for the code it generates at the current cap ("avx2").
+std::string dnnl_isa_name();
+
+class PrimitiveKey {
+ public:
+  explicit PrimitiveKey(int64_t kind) { words_.push_back(kind); }
+  PrimitiveKey& add(int64_t w) {
+    words_.push_back(w);
+    return *this;
+  }
+  PrimitiveKey& add(const dnnl::memory::dims& dims) {
+    words_.push_back(static_cast<int64_t>(dims.size()));
+    words_.insert(words_.end(), dims.begin(), dims.end());
+    return *this;
+  }
+  bool operator==(const PrimitiveKey& o) const { return words_ == o.words_; }
+  size_t hash() const;
+
+ private:
+  std::vector<int64_t> words_;
+};
+
+struct PrimitiveKeyHash {
+  size_t operator()(const PrimitiveKey& k) const { return k.hash(); }
+};
+
+// The kinds of primitive keys, so that two operations never share one.
+enum class PrimitiveKind : int64_t {
+  matmul = 1,
+  conv_forward,
+  conv_backward_data,
+  conv_backward_weights,
+  pool_forward,
+  pool_backward,
+  batch_norm_forward,
+  batch_norm_backward,
+  eltwise,
+};
+
+namespace detail {
+std::shared_ptr<void>* cache_find(const PrimitiveKey& key);
+void cache_insert(const PrimitiveKey& key, std::shared_ptr<void> entry);
+}  // namespace detail
+
+// The calling thread's cached Entry for `key`, built by make() (which
+// returns an Entry) on a miss. The reference stays valid until the cache
+// evicts it: use it before building another.
+template <class Entry, class Make>
+const Entry& cached_primitive(const PrimitiveKey& key, Make&& make) {
+  if (std::shared_ptr<void>* hit = detail::cache_find(key)) return *static_cast<const Entry*>(hit->get());
+  auto entry = std::make_shared<Entry>(make());
+  const Entry& ref = *entry;
+  detail::cache_insert(key, std::move(entry));
+  return ref;
+}
+
+// Primitive attributes with a user scratchpad (and `post_ops`, if any).
+dnnl::primitive_attr scratchpad_attr(const dnnl::post_ops* post_ops = nullptr);
+
+// Executes `p` on the thread's stream and waits; adds a scratchpad of the
+// size `pd` asks for, allocated as a tagflow buffer (charged to the step's
+// memory budget: MemoryLimitExceeded propagates).
+void dnnl_execute(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+                  std::unordered_map<int, dnnl::memory>& args);
+
+// A memory object over tagflow's buffer at `data` (no copy).
+dnnl::memory dnnl_memory(const dnnl::memory::desc& md, const void* data);
+
+// "MatMul: oneDNN: could not create a primitive descriptor (status 3)".
+Status dnnl_error_status(const char* op, const dnnl::error& e);
+
+}  // namespace tagflow::ops::cpu

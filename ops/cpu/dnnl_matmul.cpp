@@ -1,0 +1,96 @@
+#include "ops/cpu/dnnl_matmul.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/cpu/dnnl.hpp"
+#include "ops/cpu/parallel.hpp"
+
+namespace tagflow::ops::cpu {
+
+namespace {
+
+using dims = dnnl::memory::dims;
+using dt = dnnl::memory::data_type;
+
+struct MatMulEntry {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
+// One block: batch x (m x k) * (k x n) with explicit strides (elements).
+struct Block {
+  dims a_dims, a_strides, b_dims, b_strides, c_dims, c_strides;
+};
+
+const MatMulEntry& primitive_for(const Block& b) {
+  PrimitiveKey key(static_cast<int64_t>(PrimitiveKind::matmul));
+  key.add(b.a_dims).add(b.a_strides).add(b.b_dims).add(b.b_strides).add(b.c_dims).add(b.c_strides);
+  return cached_primitive<MatMulEntry>(key, [&] {
+    dnnl::memory::desc a(b.a_dims, dt::f32, b.a_strides);
+    dnnl::memory::desc w(b.b_dims, dt::f32, b.b_strides);
+    dnnl::memory::desc c(b.c_dims, dt::f32, b.c_strides);
+    auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, w, c), scratchpad_attr(), dnnl_engine());
+    return MatMulEntry{pd, dnnl::matmul(pd)};
+  });
+}
+
+void run_block(const Block& b, const float* a, const float* w, float* c) {
+  const MatMulEntry& e = primitive_for(b);
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, dnnl_memory(e.pd.src_desc(), a)},
+      {DNNL_ARG_WEIGHTS, dnnl_memory(e.pd.weights_desc(), w)},
+      {DNNL_ARG_DST, dnnl_memory(e.pd.dst_desc(), c)}};
+  dnnl_execute(e.prim, e.pd, args);
+}
+
+}  // namespace
+
+void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out) {
+  const int64_t m = s.m, k = s.k, n = s.n, batch = s.batch;
+  if (batch == 0 || m == 0 || n == 0) return;
+  if (k == 0) {
+    std::memset(out, 0, sizeof(float) * batch * m * n);
+    return;
+  }
+  // Strides of one matrix of each operand (row-major storage, op applied).
+  const int64_t a_rs = s.transpose_a ? 1 : k, a_cs = s.transpose_a ? m : 1;
+  const int64_t b_rs = s.transpose_b ? 1 : n, b_cs = s.transpose_b ? k : 1;
+  const int64_t a_size = m * k, b_size = k * n, c_size = m * n;
+  const int blocks = parallel_blocks(batch * m * k * n, std::max({batch, m, n}));
+  if (batch > 1 && (blocks == 1 || batch >= blocks)) {
+    // One primitive over the whole batch, or over a share of it per thread.
+    parallel_run(blocks, [&](int i) {
+      const int64_t b0 = batch * i / blocks, b1 = batch * (i + 1) / blocks;
+      Block blk{{b1 - b0, m, k}, {a_size, a_rs, a_cs}, {b1 - b0, k, n}, {b_size, b_rs, b_cs},
+                {b1 - b0, m, n}, {c_size, n, 1}};
+      run_block(blk, a + b0 * a_size, b + b0 * b_size, out + b0 * c_size);
+    });
+    return;
+  }
+  for (int64_t p = 0; p < batch; ++p) {
+    const float* ap = a + p * a_size;
+    const float* bp = b + p * b_size;
+    float* cp = out + p * c_size;
+    if (blocks > 1 && m >= n) {
+      // Row blocks: rows r0..r1 of op(a) and of out.
+      parallel_run(blocks, [&](int i) {
+        const int64_t r0 = m * i / blocks, r1 = m * (i + 1) / blocks;
+        Block blk{{r1 - r0, k}, {a_rs, a_cs}, {k, n}, {b_rs, b_cs}, {r1 - r0, n}, {n, 1}};
+        run_block(blk, ap + r0 * a_rs, bp, cp + r0 * n);
+      });
+    } else if (blocks > 1) {
+      // Column blocks: columns c0..c1 of op(b) and of out.
+      parallel_run(blocks, [&](int i) {
+        const int64_t c0 = n * i / blocks, c1 = n * (i + 1) / blocks;
+        Block blk{{m, k}, {a_rs, a_cs}, {k, c1 - c0}, {b_rs, b_cs}, {m, c1 - c0}, {n, 1}};
+        run_block(blk, ap, bp + c0 * b_cs, cp + c0);
+      });
+    } else {
+      Block blk{{m, k}, {a_rs, a_cs}, {k, n}, {b_rs, b_cs}, {m, n}, {n, 1}};
+      run_block(blk, ap, bp, cp);
+    }
+  }
+}
+
+}  // namespace tagflow::ops::cpu

@@ -1,0 +1,102 @@
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "ops/cpu/parallel.hpp"
+#include "ops/memory_budget.hpp"
+#include "ops/tensor.hpp"
+#include "test_pool.hpp"
+
+using namespace tagflow::ops;
+using tagflow::ops::testing::ThreadPool;
+
+BOOST_AUTO_TEST_SUITE(cpu_parallel)
+
+BOOST_AUTO_TEST_CASE(without_a_pool_everything_runs_inline) {
+  BOOST_TEST(cpu::current_worker_pool() == nullptr);
+  BOOST_TEST(cpu::parallel_blocks(int64_t{1} << 40, 64) == 1);
+  const auto caller = std::this_thread::get_id();
+  int calls = 0;
+  cpu::parallel_for(1000, 1 << 20, [&](int64_t b, int64_t e) {
+    BOOST_TEST(b == 0);
+    BOOST_TEST(e == 1000);
+    BOOST_TEST((std::this_thread::get_id() == caller));
+    ++calls;
+  });
+  BOOST_TEST(calls == 1);
+}
+
+BOOST_AUTO_TEST_CASE(every_item_runs_once_at_every_thread_count) {
+  for (int threads : {1, 2, 3, 4, 8}) {
+    BOOST_TEST_CONTEXT("threads " << threads) {
+      ThreadPool pool(threads);
+      cpu::WorkerPoolScope scope(&pool);
+      for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{100003}}) {
+        std::vector<std::atomic<int>> seen(n);
+        std::mutex mu;
+        std::set<std::thread::id> ran_on;
+        cpu::parallel_for(n, 1 << 12, [&](int64_t b, int64_t e) {
+          BOOST_REQUIRE(b < e);
+          for (int64_t i = b; i < e; ++i) seen[i].fetch_add(1);
+          std::lock_guard<std::mutex> lock(mu);
+          ran_on.insert(std::this_thread::get_id());
+        });
+        for (int64_t i = 0; i < n; ++i) BOOST_REQUIRE(seen[i].load() == 1);
+        // never more threads than the pool has
+        BOOST_TEST(ran_on.size() <= static_cast<size_t>(threads));
+      }
+      // a large job is split into as many blocks as threads, small ones not
+      BOOST_TEST(cpu::parallel_blocks(int64_t{1} << 30, 1000) == threads);
+      BOOST_TEST(cpu::parallel_blocks(cpu::kMinParallelCost, 1000) == 1);
+      BOOST_TEST(cpu::parallel_blocks(int64_t{1} << 30, 1) == 1);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(blocks_do_not_nest) {
+  ThreadPool pool(4);
+  cpu::WorkerPoolScope scope(&pool);
+  std::atomic<int> inner_blocks{0};
+  cpu::parallel_run(4, [&](int) {
+    BOOST_TEST(cpu::parallel_blocks(int64_t{1} << 30, 1000) == 1);
+    cpu::parallel_run(3, [&](int) { inner_blocks.fetch_add(1); });
+  });
+  BOOST_TEST(inner_blocks.load() == 12);
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_in_a_block_reaches_the_caller_after_all_blocks) {
+  ThreadPool pool(3);
+  cpu::WorkerPoolScope scope(&pool);
+  std::atomic<int> ran{0};
+  BOOST_CHECK_THROW(cpu::parallel_run(6,
+                                      [&](int i) {
+                                        ran.fetch_add(1);
+                                        if (i == 2) throw std::runtime_error("block 2");
+                                      }),
+                    std::runtime_error);
+  BOOST_TEST(ran.load() == 6);
+}
+
+BOOST_AUTO_TEST_CASE(allocations_in_blocks_count_against_the_callers_budget) {
+  ThreadPool pool(2);
+  cpu::WorkerPoolScope scope(&pool);
+  auto budget = std::make_shared<MemoryBudget>(int64_t{1} << 20);
+  MemoryBudgetScope in_budget(budget.get());
+  // Two blocks each holding 400 KiB fit; a third block's 400 KiB does not.
+  std::vector<Tensor> kept(3);
+  BOOST_CHECK_THROW(cpu::parallel_run(3,
+                                      [&](int i) {
+                                        kept[i] = Tensor(DType::uint8, Shape{400 * 1024});
+                                      }),
+                    MemoryLimitExceeded);
+  BOOST_TEST(budget->used() <= budget->limit());
+  kept.clear();
+  BOOST_TEST(budget->used() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
