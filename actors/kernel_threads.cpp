@@ -69,4 +69,8 @@ thread_local std::unique_ptr<ops::cpu::WorkerPoolScope> KernelThreadHook::scope_
 
 void add_kernel_thread_hook(caf::actor_system_config& cfg) { cfg.add_thread_hook<KernelThreadHook>(); }
 
+std::unique_ptr<ops::cpu::WorkerPool> make_scheduler_pool(caf::actor_system& system) {
+  return std::make_unique<SchedulerPool>(system);
+}
+
 }  // namespace tagflow::actors

@@ -9,9 +9,18 @@
 
 #include <caf/all.hpp>
 
+#include <memory>
+
+#include "ops/cpu/parallel.hpp"
+
 namespace tagflow::actors {
 
 // Adds the hook to `cfg` (before the actor system is made from it).
 void add_kernel_thread_hook(caf::actor_system_config& cfg);
+
+// A pool over `system`'s workers for a thread that is not one of them: a
+// step run on the caller's thread (actors/execution_plan.hpp) splits its
+// kernels onto the workers, which are idle while it runs.
+std::unique_ptr<ops::cpu::WorkerPool> make_scheduler_pool(caf::actor_system& system);
 
 }  // namespace tagflow::actors

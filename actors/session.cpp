@@ -11,6 +11,7 @@
 #include "actors/deterministic_driver.hpp"
 #include "actors/execution_plan.hpp"
 #include "actors/function_runtime.hpp"
+#include "actors/kernel_threads.hpp"
 #include "actors/partition_actor.hpp"
 #include "actors/partition_hosts.hpp"
 #include "actors/prepared_signature.hpp"
@@ -34,6 +35,7 @@ struct Session::Impl {
       : options(std::move(o)), config(std::move(c)), system(*config),
         driver(system, options.deterministic ? Network::installed() : nullptr) {
     coordinator = system.spawn<StepCoordinator>(options.events);
+    if (!options.deterministic) kernel_pool = make_scheduler_pool(system);
     // Workers only pay off when another core can run them.
     size_t cores = options.deterministic ? 1 : system.scheduler().num_workers();
     if (cores > 1)
@@ -155,6 +157,9 @@ struct Session::Impl {
   std::unique_ptr<SessionConfig> config;  // must outlive the system
   std::vector<std::string> devices;
   caf::actor_system system;
+  // Kernels of steps run on the caller's thread split onto the workers
+  // through this (nullptr under the deterministic scheduler).
+  std::unique_ptr<ops::cpu::WorkerPool> kernel_pool;
   caf::actor coordinator;
   std::vector<caf::actor> workers;  // compute jobs of kernel batches
   graph::Graph graph;  // functional ops not lowered
@@ -277,6 +282,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
       std::lock_guard<std::mutex> starting(impl.start_mu);
       step_id = impl.next_step++;
     }
+    ops::cpu::WorkerPoolScope kernel_threads(impl.kernel_pool.get());
     StepWaiter::Result direct = run_on_callers_thread(*p, feeds, step_id, step_limits(impl.options));
     if (!direct.ok()) return impl.with_call_chain(direct.status());
     return direct;

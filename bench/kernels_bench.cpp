@@ -54,14 +54,16 @@ int calls_for(double budget, F&& f) {
 // Median over rounds of the time of one call (each round `calls` calls).
 std::vector<double> per_call_medians(const std::vector<std::function<void()>>& fs, double budget) {
   std::vector<std::function<void()>> rounds;
+  std::vector<int> calls;
   for (const auto& f : fs) {
-    const int calls = calls_for(budget, f);
-    rounds.push_back([f, calls] {
-      for (int i = 0; i < calls; ++i) f();
+    f();  // warm: caches, primitives
+    calls.push_back(calls_for(budget, f));
+    rounds.push_back([f, n = calls.back()] {
+      for (int i = 0; i < n; ++i) f();
     });
   }
   std::vector<double> m = bench::interleaved_medians(7, rounds);
-  for (size_t i = 0; i < fs.size(); ++i) m[i] /= calls_for(budget, fs[i]);
+  for (size_t i = 0; i < fs.size(); ++i) m[i] /= calls[i];
   return m;
 }
 
@@ -79,14 +81,19 @@ std::unique_ptr<ops::Kernel> matmul_kernel() {
 
 void kernel_table() {
   std::printf("MatMul kernels, one thread: µs a call (GFLOP/s), medians of 7 interleaved rounds\n");
-  std::printf("%6s %16s %16s %16s %16s %10s %10s\n", "n", "tagflow", "oneDNN direct", "Eigen native",
+  std::printf("%16s %16s %16s %16s %16s %10s %10s\n", "m x k x n", "tagflow", "oneDNN direct", "Eigen native",
               "Eigen portable", "tf/oneDNN", "tf/Eigen-n");
   omp_set_num_threads(1);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  for (int64_t n : {64, 256, 1024}) {
-    Tensor a = random_matrix(n, n, 1), b = random_matrix(n, n, 2);
-    Tensor c(ops::DType::float32, ops::Shape{n, n});
+  struct Size {
+    int64_t m, k, n;
+  };
+  for (Size sz : {Size{1, 64, 64}, Size{1, 256, 256}, Size{32, 256, 256}, Size{64, 64, 64}, Size{256, 256, 256},
+                  Size{1024, 1024, 1024}}) {
+    const int64_t m = sz.m, k = sz.k, n = sz.n;
+    Tensor a = random_matrix(m, k, 1), b = random_matrix(k, n, 2);
+    Tensor c(ops::DType::float32, ops::Shape{m, n});
     auto kernel = matmul_kernel();
     Tensor inputs[2] = {a, b};
     Tensor outputs[1];
@@ -95,31 +102,34 @@ void kernel_table() {
       if (!kernel->compute(ctx).ok()) bench::fail("MatMul failed");
     };
     using dims = dnnl::memory::dims;
-    dnnl::memory::desc md(dims{n, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), eng);
+    const auto f32 = dnnl::memory::data_type::f32;
+    const auto ab = dnnl::memory::format_tag::ab;
+    dnnl::memory::desc amd(dims{m, k}, f32, ab), bmd(dims{k, n}, f32, ab), cmd(dims{m, n}, f32, ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
     dnnl::matmul prim(pd);
-    dnnl::memory am(md, eng, const_cast<float*>(a.data<float>())), bm(md, eng, const_cast<float*>(b.data<float>())),
-        cm(md, eng, c.mutable_data<float>());
+    dnnl::memory am(amd, eng, const_cast<float*>(a.data<float>())), bm(bmd, eng, const_cast<float*>(b.data<float>())),
+        cm(cmd, eng, c.mutable_data<float>());
     auto onednn_call = [&] {
       prim.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       strm.wait();
     };
     auto eigen_native_call = [&] {
-      bench::eigen_native_matmul(a.data<float>(), b.data<float>(), c.mutable_data<float>(), n, n, n);
+      bench::eigen_native_matmul(a.data<float>(), b.data<float>(), c.mutable_data<float>(), m, k, n);
     };
     using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    Eigen::Map<const Matrix> A(a.data<float>(), n, n), B(b.data<float>(), n, n);
-    Eigen::Map<Matrix> C(c.mutable_data<float>(), n, n);
+    Eigen::Map<const Matrix> A(a.data<float>(), m, k), B(b.data<float>(), k, n);
+    Eigen::Map<Matrix> C(c.mutable_data<float>(), m, n);
     auto eigen_portable_call = [&] { C.noalias() = A * B; };
-    const double budget = n >= 1024 ? 0.5 : 0.15;
+    const double budget = m >= 1024 ? 0.5 : 0.15;
     std::vector<double> t = per_call_medians({tagflow_call, onednn_call, eigen_native_call, eigen_portable_call}, budget);
-    const double flop = 2.0 * n * n * n;
+    const double flop = 2.0 * m * k * n;
     auto cell = [&](double s) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.2f (%.1f)", s * 1e6, flop / s / 1e9);
       return std::string(buf);
     };
-    std::printf("%6lld %16s %16s %16s %16s %10.2f %10.2f\n", static_cast<long long>(n), cell(t[0]).c_str(),
+    const std::string size = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+    std::printf("%16s %16s %16s %16s %16s %10.2f %10.2f\n", size.c_str(), cell(t[0]).c_str(),
                 cell(t[1]).c_str(), cell(t[2]).c_str(), cell(t[3]).c_str(), t[0] / t[1], t[0] / t[2]);
   }
   std::printf("Eigen native: %s; portable: %s\n", bench::eigen_native_simd(), Eigen::SimdInstructionSetsInUse());

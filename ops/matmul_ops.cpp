@@ -50,8 +50,25 @@ void multiply(const MatrixArg<T>& a, const MatrixArg<T>& b, T* out) {
   else O.noalias() = A.transpose() * B.transpose();
 }
 
+// Products with fewer multiply-adds than this, and matrix-vector products,
+// run on Eigen: oneDNN's fixed cost of a call (~1 µs) is more than their
+// work (1x64x64: 0.3 µs on Eigen, 1.0 on oneDNN called directly;
+// bench/kernels_bench.cpp).
+constexpr int64_t kMinDnnlProduct = int64_t{1} << 15;
+
 // Float products run on oneDNN, over `batch` consecutive pairs.
 void multiply(const MatrixArg<float>& a, const MatrixArg<float>& b, float* out, int64_t batch = 1) {
+  const int64_t m = a.out_rows(), k = a.inner(), n = b.transpose ? b.rows : b.cols;
+  if (m == 1 || n == 1 || m * k * n < kMinDnnlProduct) {
+    const int64_t a_size = a.rows * a.cols, b_size = b.rows * b.cols;
+    MatrixArg<float> ai = a, bi = b;
+    for (int64_t p = 0; p < batch; ++p) {
+      ai.data = a.data + p * a_size;
+      bi.data = b.data + p * b_size;
+      multiply<float>(ai, bi, out + p * m * n);
+    }
+    return;
+  }
   cpu::MatMulShape s;
   s.batch = batch;
   s.m = a.out_rows();

@@ -13,9 +13,10 @@
 // building one costs 2-6 µs, a 64x64 product 5): a least-recently-used
 // cache of kPrimitiveCacheCapacity entries keyed by a PrimitiveKey that
 // holds everything the primitive depends on (operation, shapes, strides,
-// dtypes, attributes). Primitives are built with a user scratchpad, which
-// execute() allocates as a tagflow buffer, so that the step's memory
-// budget is charged for it and concurrent executions never share one.
+// dtypes, attributes). Primitives are built with a user scratchpad: each
+// thread keeps its own scratchpad memory (concurrent executions never
+// share one), and the step's memory budget is charged for its size while
+// a primitive runs.
 //
 // Everything here is called from kernels on any thread; engine() is
 // thread-safe, stream() and the cache are the calling thread's own.
@@ -29,6 +30,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "ops/small_vector.hpp"
 #include "ops/status.hpp"
 
 namespace tagflow::ops::cpu {
@@ -50,14 +52,14 @@ class PrimitiveKey {
   }
   PrimitiveKey& add(const dnnl::memory::dims& dims) {
     words_.push_back(static_cast<int64_t>(dims.size()));
-    words_.insert(words_.end(), dims.begin(), dims.end());
+    for (int64_t d : dims) words_.push_back(d);
     return *this;
   }
   bool operator==(const PrimitiveKey& o) const { return words_ == o.words_; }
   size_t hash() const;
 
  private:
-  std::vector<int64_t> words_;
+  SmallVector<int64_t, 32> words_;  // a key is built per call: no allocation
 };
 
 struct PrimitiveKeyHash {
@@ -84,12 +86,13 @@ void cache_insert(const PrimitiveKey& key, std::shared_ptr<void> entry);
 
 // The calling thread's cached Entry for `key`, built by make() (which
 // returns an Entry) on a miss. The reference stays valid until the cache
-// evicts it: use it before building another.
+// evicts it: use it before building another. Only this thread sees the
+// entry, so the caller may change it (a memory object's data handle).
 template <class Entry, class Make>
-const Entry& cached_primitive(const PrimitiveKey& key, Make&& make) {
-  if (std::shared_ptr<void>* hit = detail::cache_find(key)) return *static_cast<const Entry*>(hit->get());
+Entry& cached_primitive(const PrimitiveKey& key, Make&& make) {
+  if (std::shared_ptr<void>* hit = detail::cache_find(key)) return *static_cast<Entry*>(hit->get());
   auto entry = std::make_shared<Entry>(make());
-  const Entry& ref = *entry;
+  Entry& ref = *entry;
   detail::cache_insert(key, std::move(entry));
   return ref;
 }
@@ -98,9 +101,13 @@ const Entry& cached_primitive(const PrimitiveKey& key, Make&& make) {
 dnnl::primitive_attr scratchpad_attr(const dnnl::post_ops* post_ops = nullptr);
 
 // Executes `p` on the thread's stream and waits; adds a scratchpad of the
-// size `pd` asks for, allocated as a tagflow buffer (charged to the step's
-// memory budget: MemoryLimitExceeded propagates).
+// size `pd` asks for from the thread's own memory, charged to the calling
+// thread's memory budget while it runs (MemoryLimitExceeded propagates).
 void dnnl_execute(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+                  std::unordered_map<int, dnnl::memory>& args);
+// The same with the scratchpad's descriptor already read from the
+// primitive descriptor (a cached primitive keeps it).
+void dnnl_execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
                   std::unordered_map<int, dnnl::memory>& args);
 
 // A memory object over tagflow's buffer at `data` (no copy).
