@@ -9,6 +9,7 @@
 // construction, so compute() may run on several threads at once.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -16,11 +17,33 @@
 #include <Eigen/Core>
 
 #include "ops/broadcast.hpp"
+#include "ops/cpu/parallel.hpp"
 #include "ops/kernel.hpp"
 #include "ops/tensor.hpp"
 #include "ops/type_list.hpp"
 
 namespace tagflow::ops {
+
+// Calls f(begin, count) over [0, n): once, or, for large n, over ranges
+// split across the session's threads (ops/cpu/parallel.hpp). Ranges start
+// at multiples of 64 bytes of elements: buffers are 64-byte aligned, so
+// every range is vectorised exactly as the whole array would be and the
+// values are bitwise those of one call.
+template <class T, class F>
+void for_element_ranges(int64_t n, F&& f) {
+  constexpr int64_t kGrain = 64 / sizeof(T) > 0 ? 64 / sizeof(T) : 1;
+  const int blocks = cpu::parallel_blocks(n, n / kGrain);
+  if (blocks <= 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+  const int64_t grains = (n + kGrain - 1) / kGrain;
+  cpu::parallel_run(blocks, [&](int i) {
+    const int64_t b = grains * i / blocks * kGrain;
+    const int64_t e = std::min(n, grains * (i + 1) / blocks * kGrain);
+    if (b < e) f(b, e - b);
+  });
+}
 
 // Eigen views of tensor elements as 1-d arrays.
 template <class T>
@@ -153,7 +176,9 @@ class UnaryKernel final : public Kernel {
       Eigen::Map<Eigen::Array<Out, 1, 1>> dst(op);
       dst = Op::eval(Eigen::Map<const Eigen::Array<In, 1, 1>>(xp));
     } else if (n > 0) {
-      ArrayMap<Out>(op, n) = Op::eval(ConstArrayMap<In>(xp, n));
+      for_element_ranges<Out>(n, [&](int64_t b, int64_t len) {
+        ArrayMap<Out>(op + b, len) = Op::eval(ConstArrayMap<In>(xp + b, len));
+      });
     }
     ctx.set_output(0, std::move(out));
     return ok_status();
@@ -200,7 +225,9 @@ class BinaryKernel final : public Kernel {
         Eigen::Map<Eigen::Array<Out, 1, 1>> dst(op);
         dst = Op::eval(One(xp), One(yp));
       } else if (xn > 0) {
-        ArrayMap<Out>(op, xn) = Op::eval(ConstArrayMap<In>(xp, xn), ConstArrayMap<In>(yp, yn));
+        for_element_ranges<Out>(xn, [&](int64_t b, int64_t len) {
+          ArrayMap<Out>(op + b, len) = Op::eval(ConstArrayMap<In>(xp + b, len), ConstArrayMap<In>(yp + b, len));
+        });
       }
       ctx.set_output(0, std::move(out));
       return ok_status();
@@ -209,9 +236,10 @@ class BinaryKernel final : public Kernel {
       const In s = *yp;
       const Shape shape = x.shape();
       Tensor out = reuse_or_allocate<Out>(ctx, {0}, shape);
-      if (xn > 0)
-        ArrayMap<Out>(out.mutable_data<Out>(), xn) =
-            Op::eval(ConstArrayMap<In>(xp, xn), ConstArray<In>::Constant(xn, s));
+      Out* op = static_cast<Out*>(out.raw_mutable_data());
+      for_element_ranges<Out>(xn, [&](int64_t b, int64_t len) {
+        ArrayMap<Out>(op + b, len) = Op::eval(ConstArrayMap<In>(xp + b, len), ConstArray<In>::Constant(len, s));
+      });
       ctx.set_output(0, std::move(out));
       return ok_status();
     }
@@ -219,9 +247,10 @@ class BinaryKernel final : public Kernel {
       const In s = *xp;
       const Shape shape = y.shape();
       Tensor out = reuse_or_allocate<Out>(ctx, {1}, shape);
-      if (yn > 0)
-        ArrayMap<Out>(out.mutable_data<Out>(), yn) =
-            Op::eval(ConstArray<In>::Constant(yn, s), ConstArrayMap<In>(yp, yn));
+      Out* op = static_cast<Out*>(out.raw_mutable_data());
+      for_element_ranges<Out>(yn, [&](int64_t b, int64_t len) {
+        ArrayMap<Out>(op + b, len) = Op::eval(ConstArray<In>::Constant(len, s), ConstArrayMap<In>(yp + b, len));
+      });
       ctx.set_output(0, std::move(out));
       return ok_status();
     }

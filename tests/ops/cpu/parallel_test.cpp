@@ -1,6 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include "ops/cpu/parallel.hpp"
 #include "ops/memory_budget.hpp"
 #include "ops/tensor.hpp"
+#include "../op_test_util.hpp"
 #include "test_pool.hpp"
 
 using namespace tagflow::ops;
@@ -97,6 +99,43 @@ BOOST_AUTO_TEST_CASE(allocations_in_blocks_count_against_the_callers_budget) {
   BOOST_TEST(budget->used() <= budget->limit());
   kept.clear();
   BOOST_TEST(budget->used() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Large elementwise kernels split into 64-byte-aligned ranges
+// (ops/cwise_kernel.hpp): the values are bitwise those of one thread.
+BOOST_AUTO_TEST_SUITE(cpu_parallel_elementwise)
+
+BOOST_AUTO_TEST_CASE(split_elementwise_kernels_are_bitwise_those_of_one_thread) {
+  const int64_t n = 3 * 262144 + 37;  // large enough to split, not a multiple of any vector
+  Tensor x(DType::float32, Shape{n}), y(DType::float32, Shape{n});
+  for (int64_t i = 0; i < n; ++i) {
+    x.mutable_data<float>()[i] = static_cast<float>((i * 7919) % 20011) / 1000.f - 10.f;
+    y.mutable_data<float>()[i] = static_cast<float>((i * 104729) % 30011) / 3000.f + 0.5f;
+  }
+  auto run = [&](const char* op, std::vector<Tensor> in) {
+    auto out = tagflow::ops::testing::run_op1(op, std::move(in));
+    BOOST_REQUIRE_MESSAGE(out.ok(), out.status().message());
+    return std::move(out).value();
+  };
+  const Tensor scalar = Tensor::scalar<float>(1.5f);
+  const std::vector<std::pair<const char*, std::vector<Tensor>>> ops = {
+      {"Tanh", {x}}, {"Exp", {x}}, {"Sigmoid", {x}}, {"Mul", {x, y}}, {"RealDiv", {x, y}}, {"Add", {x, scalar}},
+      {"Sub", {scalar, y}}};
+  std::vector<Tensor> one_thread;
+  for (const auto& [op, in] : ops) one_thread.push_back(run(op, in));
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool(threads);
+    cpu::WorkerPoolScope scope(&pool);
+    for (size_t k = 0; k < ops.size(); ++k) {
+      BOOST_TEST_CONTEXT(ops[k].first << " at " << threads << " threads") {
+        const Tensor got = run(ops[k].first, ops[k].second);
+        BOOST_REQUIRE(got.num_elements() == n);
+        BOOST_TEST(std::memcmp(got.data<float>(), one_thread[k].data<float>(), sizeof(float) * n) == 0);
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
