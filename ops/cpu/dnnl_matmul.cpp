@@ -70,7 +70,9 @@ void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* ou
   const int64_t a_rs = s.transpose_a ? 1 : k, a_cs = s.transpose_a ? m : 1;
   const int64_t b_rs = s.transpose_b ? 1 : n, b_cs = s.transpose_b ? k : 1;
   const int64_t a_size = m * k, b_size = k * n, c_size = m * n;
-  const int blocks = parallel_blocks(batch * m * k * n, std::max({batch, m, n}));
+  // A multiply-add is an eighth of parallel_blocks' unit of cost (an
+  // element visit): a 64x64x64 product (~5 µs) stays whole, 128^3 splits.
+  const int blocks = parallel_blocks(batch * m * k * n / 8, std::max({batch, m, n}));
   if (batch > 1 && (blocks == 1 || batch >= blocks)) {
     // One primitive over the whole batch, or over a share of it per thread.
     parallel_run(blocks, [&](int i) {
