@@ -6,9 +6,7 @@
 // them NumPy-style; BatchMatMul (v1) requires equal batch dimensions.
 // Integer products wrap on overflow (computed in the unsigned twin type).
 #include <Eigen/Core>
-#include <oneapi/dnnl/dnnl.hpp>
 
-#include "ops/cpu/dnnl.hpp"
 #include "ops/cpu/dnnl_matmul.hpp"
 
 #include "ops/cwise_kernel.hpp"
@@ -120,11 +118,7 @@ class MatMulKernel final : public Kernel {
                         ", b " + b.shape().to_string() + flag("transpose_b", transpose_b_) +
                         " has " + std::to_string(mb.out_rows()));
     Tensor out = output_for<T>(Shape{ma.out_rows(), transpose_b_ ? mb.rows : mb.cols}, ma.inner());
-    try {
-      multiply(ma, mb, out.mutable_data<T>());
-    } catch (const dnnl::error& e) {
-      return cpu::dnnl_error_status("MatMul", e);
-    }
+    multiply(ma, mb, out.mutable_data<T>());
     ctx.set_output(0, std::move(out));
     return ok_status();
   }
@@ -188,24 +182,20 @@ class BatchMatMulKernel final : public Kernel {
     const int64_t x_size = mx.rows * mx.cols, y_size = my.rows * my.cols, o_size = m * n;
     const int last = b->rank() - 1;
     const int64_t len = b->dim(last), sx = b->stride(0, last), sy = b->stride(1, last);
-    try {
-      if constexpr (std::is_same_v<T, float>) {
-        if (xb == yb) {  // no broadcasting: one product over the whole batch
-          multiply(mx, my, op, xb.num_elements());
-          ctx.set_output(0, std::move(out));
-          return ok_status();
-        }
+    if constexpr (std::is_same_v<T, float>) {
+      if (xb == yb) {  // no broadcasting: one product over the whole batch
+        multiply(mx, my, op, xb.num_elements());
+        ctx.set_output(0, std::move(out));
+        return ok_status();
       }
-      b->for_each_row([&](int64_t o, const int64_t* in) {
-        for (int64_t j = 0; j < len; ++j) {
-          mx.data = xp + (in[0] + j * sx) * x_size;
-          my.data = yp + (in[1] + j * sy) * y_size;
-          multiply(mx, my, op + (o + j) * o_size);
-        }
-      });
-    } catch (const dnnl::error& e) {
-      return cpu::dnnl_error_status(op_, e);
     }
+    b->for_each_row([&](int64_t o, const int64_t* in) {
+      for (int64_t j = 0; j < len; ++j) {
+        mx.data = xp + (in[0] + j * sx) * x_size;
+        my.data = yp + (in[1] + j * sy) * y_size;
+        multiply(mx, my, op + (o + j) * o_size);
+      }
+    });
     ctx.set_output(0, std::move(out));
     return ok_status();
   }

@@ -115,20 +115,14 @@ std::string dnnl_isa_name() {
   }
 }
 
-dnnl::primitive_attr scratchpad_attr(const dnnl::post_ops* post_ops) {
+dnnl::primitive_attr scratchpad_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (post_ops) attr.set_post_ops(*post_ops);
   return attr;
 }
 
 dnnl::memory dnnl_memory(const dnnl::memory::desc& md, const void* data) {
   return dnnl::memory(md, dnnl_engine(), const_cast<void*>(data));
-}
-
-void dnnl_execute(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
-                  std::unordered_map<int, dnnl::memory>& args) {
-  dnnl_execute(p, pd.scratchpad_desc(), args);
 }
 
 void dnnl_execute(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
@@ -140,9 +134,8 @@ void dnnl_execute(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
     s.wait();
     return;
   }
-  // The thread keeps its largest scratchpad (a fresh one each call costs
-  // its page faults: 256x256x256 ran 20% slower); the step's budget is
-  // charged for it while the primitive runs.
+  // The thread keeps its largest scratchpad rather than allocating one a
+  // call; the step's budget is charged for it while the primitive runs.
   thread_local ScratchBuffer buffer;
   void* data = buffer.at_least(bytes);
   MemoryBudget* budget = current_memory_budget();
@@ -159,9 +152,5 @@ void dnnl_execute(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
   s.wait();
 }
 
-Status dnnl_error_status(const char* op, const dnnl::error& e) {
-  return Status(Error::internal, std::string(op) + ": oneDNN: " + e.what() + " (status " +
-                                     std::to_string(static_cast<int>(e.status)) + ")");
-}
 
 }  // namespace tagflow::ops::cpu

@@ -1,6 +1,6 @@
 // oneDNN (libdnnl) as tagflow's kernels use it: one CPU engine for the
 // process, a stream per thread, primitives cached by what they were built
-// for, and scratchpads in tagflow buffers.
+// for, and scratchpads from a per-thread buffer charged to the step.
 //
 // The first engine() call caps oneDNN's generated code at active_isa()
 // (ops/cpu/isa.hpp) and makes oneDNN single-threaded on every thread that
@@ -69,14 +69,6 @@ struct PrimitiveKeyHash {
 // The kinds of primitive keys, so that two operations never share one.
 enum class PrimitiveKind : int64_t {
   matmul = 1,
-  conv_forward,
-  conv_backward_data,
-  conv_backward_weights,
-  pool_forward,
-  pool_backward,
-  batch_norm_forward,
-  batch_norm_backward,
-  eltwise,
 };
 
 namespace detail {
@@ -97,23 +89,18 @@ Entry& cached_primitive(const PrimitiveKey& key, Make&& make) {
   return ref;
 }
 
-// Primitive attributes with a user scratchpad (and `post_ops`, if any).
-dnnl::primitive_attr scratchpad_attr(const dnnl::post_ops* post_ops = nullptr);
+// Primitive attributes with a user scratchpad.
+dnnl::primitive_attr scratchpad_attr();
 
 // Executes `p` on the thread's stream and waits; adds a scratchpad of the
-// size `pd` asks for from the thread's own memory, charged to the calling
+// size `scratchpad` (the primitive descriptor's, kept with the cached
+// primitive) from the thread's own memory, charged to the calling
 // thread's memory budget while it runs (MemoryLimitExceeded propagates).
-void dnnl_execute(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
-                  std::unordered_map<int, dnnl::memory>& args);
-// The same with the scratchpad's descriptor already read from the
-// primitive descriptor (a cached primitive keeps it).
 void dnnl_execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
                   std::unordered_map<int, dnnl::memory>& args);
 
 // A memory object over tagflow's buffer at `data` (no copy).
 dnnl::memory dnnl_memory(const dnnl::memory::desc& md, const void* data);
 
-// "MatMul: oneDNN: could not create a primitive descriptor (status 3)".
-Status dnnl_error_status(const char* op, const dnnl::error& e);
 
 }  // namespace tagflow::ops::cpu
