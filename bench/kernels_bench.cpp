@@ -2,7 +2,10 @@
 // MatMul kernel (oneDNN through tagflow's primitive cache, tagflow's
 // tensors) against oneDNN called directly (one primitive, built once) and
 // against Eigen compiled for this machine (-march=native) and for the
-// portable baseline; then whole steps with one large MatMul at 1 and 2
+// portable baseline; the convolution, pooling and transcendental kernels
+// against the paths they replaced (Conv2D as im2col copies and one oneDNN
+// product, Tanh/Exp on Eigen built for the portable baseline); then whole
+// steps with one large MatMul at 1 and 2
 // scheduler threads (intra-op parallelism on CAF's workers), with the
 // process's thread count and the threads running while it computes.
 //
@@ -25,7 +28,9 @@
 #include "bench_util.hpp"
 #include "eigen_native.hpp"
 #include "graph/io/import.hpp"
+#include "ops/cpu/dnnl_matmul.hpp"
 #include "ops/cpu/kernel_info.hpp"
+#include "ops/spatial_window.hpp"
 #include "ops/kernel.hpp"
 #include "ops/op_def.hpp"
 
@@ -135,6 +140,131 @@ void kernel_table() {
   std::printf("Eigen native: %s; portable: %s\n", bench::eigen_native_simd(), Eigen::SimdInstructionSetsInUse());
 }
 
+Tensor random_tensor(const ops::Shape& shape, uint32_t seed) {
+  Tensor t(ops::DType::float32, shape);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_data<float>()[i] = d(gen);
+  return t;
+}
+
+std::unique_ptr<ops::Kernel> make_kernel(const char* op, ops::AttrMap attrs, int inputs) {
+  const ops::OpDef* def = ops::OpRegistry::global().find(op);
+  if (def == nullptr) bench::fail(std::string("no op ") + op);
+  attrs["T"] = ops::DType::float32;
+  if (!def->check_and_complete_attrs(attrs).ok()) bench::fail(std::string("attrs of ") + op);
+  auto in = def->input_types(attrs);
+  auto out = def->output_types(attrs);
+  if (!in.ok() || !out.ok() || static_cast<int>(in->size()) != inputs) bench::fail(std::string("types of ") + op);
+  auto k = def->make_kernel(ops::KernelInit{op, attrs, *in, *out});
+  if (!k.ok()) bench::fail(k.status().to_string());
+  return std::move(k).value();
+}
+
+std::function<void()> kernel_call(std::shared_ptr<ops::Kernel> kernel, std::vector<Tensor> inputs) {
+  return [kernel, inputs]() mutable {
+    Tensor out[1];
+    ops::KernelContext ctx(inputs.data(), static_cast<int>(inputs.size()), out, 1);
+    if (!kernel->compute(ctx).ok()) bench::fail("kernel failed");
+  };
+}
+
+ops::AttrList int_list(std::vector<int64_t> v) {
+  ops::AttrList l;
+  l.i = std::move(v);
+  return l;
+}
+
+// The Conv2D path before oneDNN's convolutions: im2col copies of each
+// image and one oneDNN product of the columns with the filter.
+void im2col_conv(const ops::ConvGeometry& g, const float* x, const float* f, float* y, Tensor& cols) {
+  const int64_t per_image = g.out_pixels() * g.patch_size();
+  float* c = cols.mutable_data<float>();
+  for (int64_t b = 0; b < g.batch; ++b) ops::im2col(g, x + b * g.in_image_size(), c + b * per_image);
+  ops::cpu::MatMulShape s;
+  s.m = g.batch * g.out_pixels();
+  s.k = g.patch_size();
+  s.n = g.out_c;
+  ops::cpu::dnnl_matmul(s, c, f, y);
+}
+
+void conv_table() {
+  std::printf("\nConvolutions, one thread: µs a call (GFLOP/s), medians of 7 interleaved rounds\n");
+  std::printf("%34s %16s %18s %10s\n", "NHWC input, filter, padding", "tagflow", "im2col + oneDNN", "ratio");
+  struct Case {
+    ops::Shape in, filter;
+    int64_t stride;
+    const char* padding;
+  };
+  for (const Case& c : {Case{{1, 32, 32, 3}, {3, 3, 3, 32}, 1, "SAME"}, Case{{32, 32, 32, 3}, {3, 3, 3, 32}, 1, "SAME"},
+                        Case{{32, 16, 16, 32}, {3, 3, 32, 64}, 1, "SAME"}, Case{{1, 56, 56, 64}, {3, 3, 64, 64}, 1, "SAME"},
+                        Case{{8, 56, 56, 64}, {3, 3, 64, 64}, 1, "SAME"}, Case{{1, 28, 28, 128}, {1, 1, 128, 256}, 1, "VALID"},
+                        Case{{8, 56, 56, 64}, {3, 3, 64, 128}, 2, "SAME"}}) {
+    ops::AttrMap attrs{{"strides", int_list({1, c.stride, c.stride, 1})}, {"padding", std::string(c.padding)}};
+    const Tensor x = random_tensor(c.in, 5), f = random_tensor(c.filter, 6);
+    ops::ConvGeometry g;
+    g.batch = c.in.dim(0);
+    g.in_h = c.in.dim(1);
+    g.in_w = c.in.dim(2);
+    g.in_c = c.in.dim(3);
+    g.k_h = c.filter.dim(0);
+    g.k_w = c.filter.dim(1);
+    g.out_c = c.filter.dim(3);
+    ops::WindowAttrs w;
+    w.stride_h = w.stride_w = c.stride;
+    w.padding = std::string(c.padding) == "SAME" ? ops::Padding::same : ops::Padding::valid;
+    if (!ops::compute_output_size("bench", w, g).ok()) bench::fail("geometry");
+    Tensor cols = Tensor::uninitialized(ops::DType::float32, ops::Shape{g.batch * g.out_pixels() * g.patch_size()});
+    Tensor y = Tensor::uninitialized(ops::DType::float32, g.out_shape());
+    auto old_call = [&] { im2col_conv(g, x.data<float>(), f.data<float>(), y.mutable_data<float>(), cols); };
+    std::vector<double> t = per_call_medians({kernel_call(make_kernel("Conv2D", attrs, 2), {x, f}), old_call}, 0.2);
+    const double flop = 2.0 * g.batch * g.out_pixels() * g.patch_size() * g.out_c;
+    auto cell = [&](double sec) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f (%.1f)", sec * 1e6, flop / sec / 1e9);
+      return std::string(buf);
+    };
+    const std::string what = c.in.to_string() + " " + c.filter.to_string() + " " + c.padding +
+                             (c.stride > 1 ? "/" + std::to_string(c.stride) : "");
+    std::printf("%34s %16s %18s %10.2f\n", what.c_str(), cell(t[0]).c_str(), cell(t[1]).c_str(), t[0] / t[1]);
+  }
+
+  std::printf("\nOther float kernels, one thread: µs a call, medians\n");
+  std::printf("%52s %12s\n", "kernel", "µs");
+  const Tensor img = random_tensor({8, 56, 56, 64}, 7);
+  const Tensor dy3 = random_tensor({8, 56, 56, 64}, 8);
+  const Tensor filt = random_tensor({3, 3, 64, 64}, 9);
+  const Tensor dw = random_tensor({3, 3, 64, 1}, 10);
+  ops::AttrMap same{{"strides", int_list({1, 1, 1, 1})}, {"padding", std::string("SAME")}};
+  ops::AttrMap pool{{"ksize", int_list({1, 2, 2, 1})}, {"strides", int_list({1, 2, 2, 1})},
+                    {"padding", std::string("VALID")}};
+  const Tensor in_sizes = Tensor::vector<int32_t>({8, 56, 56, 64});
+  const Tensor f_sizes = Tensor::vector<int32_t>({3, 3, 64, 64});
+  const Tensor big = random_tensor({1 << 20}, 11);
+  struct Row {
+    const char* name;
+    std::function<void()> call;
+  };
+  std::vector<Row> rows = {
+      {"Conv2DBackpropInput [8,56,56,64] 3x3x64x64", kernel_call(make_kernel("Conv2DBackpropInput", same, 3), {in_sizes, filt, dy3})},
+      {"Conv2DBackpropFilter [8,56,56,64] 3x3x64x64", kernel_call(make_kernel("Conv2DBackpropFilter", same, 3), {img, f_sizes, dy3})},
+      {"DepthwiseConv2dNative [8,56,56,64] 3x3x64x1", kernel_call(make_kernel("DepthwiseConv2dNative", same, 2), {img, dw})},
+      {"MaxPool [8,56,56,64] 2x2/2", kernel_call(make_kernel("MaxPool", pool, 1), {img})},
+      {"AvgPool [8,56,56,64] 2x2/2", kernel_call(make_kernel("AvgPool", pool, 1), {img})},
+      {"Tanh 2^20 floats", kernel_call(make_kernel("Tanh", {}, 1), {big})},
+      {"Exp 2^20 floats", kernel_call(make_kernel("Exp", {}, 1), {big})},
+      {"Eigen portable tanh 2^20 floats (the old Tanh)", [&big] {
+         static Tensor out = Tensor::uninitialized(ops::DType::float32, big.shape());
+         Eigen::Map<Eigen::ArrayXf>(out.mutable_data<float>(), big.num_elements()) =
+             Eigen::Map<const Eigen::ArrayXf>(big.data<float>(), big.num_elements()).tanh();
+       }},
+  };
+  std::vector<std::function<void()>> fs;
+  for (const Row& r : rows) fs.push_back(r.call);
+  std::vector<double> t = per_call_medians(fs, 0.2);
+  for (size_t i = 0; i < rows.size(); ++i) std::printf("%52s %12.1f\n", rows[i].name, t[i] * 1e6);
+}
+
 // Threads of this process, and how many are running ('R') right now.
 std::pair<int, int> thread_counts() {
   int all = 0, running = 0;
@@ -200,6 +330,7 @@ void step_table() {
 int main() {
   std::printf("%s\n\n", ops::cpu::kernel_info_text().c_str());
   kernel_table();
+  conv_table();
   step_table();
   return 0;
 }

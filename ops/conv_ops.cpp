@@ -1,23 +1,26 @@
 // The 2-D convolution ops: Conv2D and its two gradients,
 // Conv2DBackpropInput and Conv2DBackpropFilter, and the depthwise
 // DepthwiseConv2dNative with its two, with TensorFlow's signatures and attrs
-// (core/ops/nn_ops.cc): NHWC input, strides, dilations, padding SAME, VALID
-// or EXPLICIT (explicit_paddings). A Conv2D filter is [k_h, k_w, in_c,
-// out_c]; a depthwise one [k_h, k_w, in_c, multiplier], each input channel
-// c convolved with its own `multiplier` filters into output channels
-// c * multiplier ... c * multiplier + multiplier - 1. Each is computed as
-// im2col copies and Eigen matrix products per chunk of images
-// (spatial_window.hpp): one product for Conv2D, one per input channel over
-// strided views for the depthwise ops; a 1x1 window with stride 1 and no
-// padding uses the input itself as its im2col. Float products of the
-// forward and input-gradient passes run on oneDNN (ops/cpu/dnnl_matmul.hpp),
-// split across the session's threads when large.
+// (core/ops/nn_ops.cc): NHWC or NCHW images (data_format), strides,
+// dilations, padding SAME, VALID or EXPLICIT (explicit_paddings). A Conv2D
+// filter is [k_h, k_w, in_c, out_c]; a depthwise one [k_h, k_w, in_c,
+// multiplier], each input channel c convolved with its own `multiplier`
+// filters into output channels c * multiplier ... c * multiplier +
+// multiplier - 1.
+//
+// float runs on oneDNN's direct convolutions in either layout
+// (ops/cpu/dnnl_conv.hpp), split across the session's threads by images.
+// double is computed here as im2col copies and Eigen matrix products per
+// chunk of NHWC images (spatial_window.hpp): one product for Conv2D, one
+// per input channel over strided views for the depthwise ops; a 1x1 window
+// with stride 1 and no padding uses the input itself as its im2col; NCHW
+// images are transposed to NHWC and the result back.
 #include <algorithm>
 #include <type_traits>
 
 #include <Eigen/Core>
 
-#include "ops/cpu/dnnl_matmul.hpp"
+#include "ops/cpu/dnnl_conv.hpp"
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
@@ -44,23 +47,25 @@ Status bad(const char* op, const std::string& what) {
 // filter's in_channels equal to the input's depth, no empty filter.
 Expected<ConvGeometry> conv_geometry(const char* op, const WindowAttrs& w, const Shape& in,
                                      const Shape& filter, bool depthwise) {
+  const char* layout = w.nchw ? "NCHW" : "NHWC";
   if (in.rank() != 4)
-    return bad(op, "input must have rank 4 (NHWC), got shape " + in.to_string());
+    return bad(op, std::string("input must have rank 4 (") + layout + "), got shape " + in.to_string());
   if (filter.rank() != 4)
     return bad(op, std::string("filter must have rank 4 ([height, width, in_channels, ") +
                        (depthwise ? "channel_multiplier" : "out_channels") + "]), got shape " +
                        filter.to_string());
   if (filter.num_elements() == 0)
     return bad(op, "filter must not be empty, got shape " + filter.to_string());
-  if (in.dim(3) != filter.dim(2))
-    return bad(op, "input depth " + std::to_string(in.dim(3)) + " (input " + in.to_string() +
+  const int64_t depth = in.dim(w.nchw ? 1 : 3);
+  if (depth != filter.dim(2))
+    return bad(op, "input depth " + std::to_string(depth) + " (input " + in.to_string() +
                        ") differs from the filter's in_channels " + std::to_string(filter.dim(2)) +
                        " (filter " + filter.to_string() + ")");
   ConvGeometry g;
   g.batch = in.dim(0);
-  g.in_h = in.dim(1);
-  g.in_w = in.dim(2);
-  g.in_c = in.dim(3);
+  g.in_h = in.dim(w.nchw ? 2 : 1);
+  g.in_w = in.dim(w.nchw ? 3 : 2);
+  g.in_c = depth;
   g.k_h = filter.dim(0);
   g.k_w = filter.dim(1);
   g.out_c = depthwise ? filter.dim(2) * filter.dim(3) : filter.dim(3);
@@ -131,16 +136,6 @@ Strided<T> filter_of(const ConvGeometry& g, const T* filter, int64_t c) {
 template <class T>
 void apply_filter(const ConvGeometry& g, const FilterArg<T>& f, const T* cols, int64_t rows, T* y) {
   const int64_t k = g.patch_size();
-  if constexpr (std::is_same_v<T, float>) {
-    if (!f.depthwise) {
-      cpu::MatMulShape s;
-      s.m = rows;
-      s.k = k;
-      s.n = g.out_c;
-      cpu::dnnl_matmul(s, cols, f.data, y);
-      return;
-    }
-  }
   if (!f.depthwise) {
     Eigen::Map<Matrix<T>>(y, rows, g.out_c).noalias() =
         Eigen::Map<const Matrix<T>>(cols, rows, k) * Eigen::Map<const Matrix<T>>(f.data, k, g.out_c);
@@ -157,17 +152,6 @@ template <class T>
 void apply_filter_transposed(const ConvGeometry& g, const FilterArg<T>& f, const T* dy, int64_t rows,
                              T* dcols) {
   const int64_t k = g.patch_size();
-  if constexpr (std::is_same_v<T, float>) {
-    if (!f.depthwise) {  // the filter [k, out_c] read transposed
-      cpu::MatMulShape s;
-      s.m = rows;
-      s.k = g.out_c;
-      s.n = k;
-      s.transpose_b = true;
-      cpu::dnnl_matmul(s, dy, f.data, dcols);
-      return;
-    }
-  }
   if (!f.depthwise) {
     Eigen::Map<Matrix<T>>(dcols, rows, k).noalias() =
         Eigen::Map<const Matrix<T>>(dy, rows, g.out_c) *
@@ -196,6 +180,72 @@ void add_filter_gradient(const ConvGeometry& g, bool depthwise, const T* cols, c
         cols_of(g, cols, rows, c).transpose() * Strided<T>(dy + c * mult, rows, mult, Stride(g.out_c, 1));
 }
 
+// Eigen's convolutions of NHWC images (double; see the file comment).
+
+// y = conv(x, filter).
+template <class T>
+void eigen_forward(const ConvGeometry& g, bool depthwise, const T* x, const T* filter, T* y) {
+  const int64_t p = g.out_pixels();
+  const FilterArg<T> f{filter, depthwise};
+  if (is_pointwise(g)) {
+    apply_filter(g, f, x, g.batch * p, y);
+    return;
+  }
+  for_each_chunk<T>(g, x, true, [&](int64_t b0, int64_t n, const T* cols) {
+    apply_filter(g, f, cols, n * p, y + b0 * p * g.out_c);
+  });
+}
+
+// dx (zeroed) = col2im(dy * filter^T).
+template <class T>
+void eigen_backward_data(const ConvGeometry& g, bool depthwise, const T* filter, const T* dy, T* dx) {
+  const int64_t k = g.patch_size(), p = g.out_pixels();
+  const FilterArg<T> f{filter, depthwise};
+  if (is_pointwise(g)) {
+    apply_filter_transposed(g, f, dy, g.batch * p, dx);
+    return;
+  }
+  for_each_chunk<T>(g, nullptr, false, [&](int64_t b0, int64_t n, T* cols) {
+    apply_filter_transposed(g, f, dy + b0 * p * g.out_c, n * p, cols);
+    for (int64_t b = 0; b < n; ++b) col2im(g, cols + b * p * k, dx + (b0 + b) * g.in_image_size());
+  });
+}
+
+// dfilter (zeroed) = the sum over the batch of im2col(x)^T * dy.
+template <class T>
+void eigen_backward_filter(const ConvGeometry& g, bool depthwise, const T* x, const T* dy, T* dfilter) {
+  const int64_t p = g.out_pixels();
+  if (is_pointwise(g)) {
+    add_filter_gradient(g, depthwise, x, dy, g.batch * p, dfilter);
+    return;
+  }
+  for_each_chunk<T>(g, x, true, [&](int64_t b0, int64_t n, const T* cols) {
+    add_filter_gradient(g, depthwise, cols, dy + b0 * p * g.out_c, n * p, dfilter);
+  });
+}
+
+cpu::ConvShape conv_shape(const ConvGeometry& g, bool depthwise) {
+  cpu::ConvShape s;
+  s.batch = g.batch;
+  s.in_h = g.in_h;
+  s.in_w = g.in_w;
+  s.in_c = g.in_c;
+  s.out_h = g.out_h;
+  s.out_w = g.out_w;
+  s.out_c = g.out_c;
+  s.k_h = g.k_h;
+  s.k_w = g.k_w;
+  s.stride_h = g.stride_h;
+  s.stride_w = g.stride_w;
+  s.dilation_h = g.dilation_h;
+  s.dilation_w = g.dilation_w;
+  s.pad_top = g.pad_top;
+  s.pad_left = g.pad_left;
+  s.depthwise = depthwise;
+  s.nchw = g.nchw;
+  return s;
+}
+
 // What the three convolution kernels share: the op's name, its window
 // attrs, whether it is depthwise, and the check of their two tensor inputs.
 template <class T>
@@ -204,6 +254,8 @@ class ConvKernelBase : public Kernel {
   ConvKernelBase(const char* op, WindowAttrs w, bool depthwise) : op_(op), w_(w), depthwise_(depthwise) {}
 
  protected:
+  static constexpr bool kOneDnn = std::is_same_v<T, float>;
+
   Status check_dtypes(const Tensor& a, const Tensor& b) const {
     if (holds<T>(a) && holds<T>(b)) return ok_status();
     const Tensor* inputs[] = {&a, &b};
@@ -230,26 +282,28 @@ class ConvKernel final : public ConvKernelBase<T> {
     const Tensor& filter = ctx.input(1);
     TF_RETURN_IF_ERROR(this->check_dtypes(input, filter));
     TF_ASSIGN_OR_RETURN(ConvGeometry g, this->geometry(input.shape(), filter.shape()));
+    if (g.out_shape().num_elements() == 0 || input.num_elements() == 0) {
+      // Nothing to compute, or windows over padding only (an empty image
+      // with explicit padding): zeros.
+      ctx.set_output(0, Tensor(dtype_v<T>, g.out_shape()));
+      return ok_status();
+    }
     Tensor out = Tensor::uninitialized(dtype_v<T>, g.out_shape());
-    if (out.num_elements() > 0) {
-      const int64_t p = g.out_pixels();
-      const FilterArg<T> f{filter.data<T>(), this->depthwise_};
-      T* y = out.mutable_data<T>();
-      if (is_pointwise(g)) {
-        apply_filter(g, f, input.data<T>(), g.batch * p, y);
-      } else {
-        for_each_chunk<T>(g, input.data<T>(), true, [&](int64_t b0, int64_t n, const T* cols) {
-          apply_filter(g, f, cols, n * p, y + b0 * p * g.out_c);
-        });
-      }
+    if constexpr (ConvKernelBase<T>::kOneDnn) {
+      cpu::dnnl_conv_forward(conv_shape(g, this->depthwise_), input.data<T>(), filter.data<T>(),
+                             out.mutable_data<T>());
+    } else {
+      const Tensor x = image_as_nhwc(g, input);
+      Tensor y = g.nchw ? Tensor::uninitialized(dtype_v<T>, g.as_nhwc().out_shape()) : out;
+      eigen_forward(g.as_nhwc(), this->depthwise_, x.data<T>(), filter.data<T>(), y.mutable_data<T>());
+      out = image_from_nhwc(g, std::move(y));
     }
     ctx.set_output(0, std::move(out));
     return ok_status();
   }
-
 };
 
-// dx = col2im(dy * filter^T).
+// The gradient with respect to the input.
 template <class T>
 class ConvBackpropInputKernel final : public ConvKernelBase<T> {
  public:
@@ -264,27 +318,22 @@ class ConvBackpropInputKernel final : public ConvKernelBase<T> {
     TF_RETURN_IF_ERROR(check_out_backprop(this->op_, g, dy));
     Tensor dx(dtype_v<T>, in_shape);  // zeros: col2im adds into it
     if (dx.num_elements() > 0 && dy.num_elements() > 0) {
-      const int64_t k = g.patch_size(), p = g.out_pixels();
-      const FilterArg<T> f{filter.data<T>(), this->depthwise_};
-      T* x = dx.mutable_data<T>();
-      const T* d = dy.data<T>();
-      if (is_pointwise(g)) {
-        apply_filter_transposed(g, f, d, g.batch * p, x);
+      if constexpr (ConvKernelBase<T>::kOneDnn) {
+        cpu::dnnl_conv_backward_data(conv_shape(g, this->depthwise_), filter.data<T>(), dy.data<T>(),
+                                     dx.mutable_data<T>());
       } else {
-        for_each_chunk<T>(g, nullptr, false, [&](int64_t b0, int64_t n, T* cols) {
-          apply_filter_transposed(g, f, d + b0 * p * g.out_c, n * p, cols);
-          for (int64_t b = 0; b < n; ++b)
-            col2im(g, cols + b * p * k, x + (b0 + b) * g.in_image_size());
-        });
+        const Tensor d = image_as_nhwc(g, dy);
+        Tensor x = g.nchw ? Tensor(dtype_v<T>, g.as_nhwc().in_shape()) : dx;
+        eigen_backward_data(g.as_nhwc(), this->depthwise_, filter.data<T>(), d.data<T>(), x.mutable_data<T>());
+        dx = image_from_nhwc(g, std::move(x));
       }
     }
     ctx.set_output(0, std::move(dx));
     return ok_status();
   }
-
 };
 
-// dfilter = sum over the batch of im2col(input)^T * dy.
+// The gradient with respect to the filter.
 template <class T>
 class ConvBackpropFilterKernel final : public ConvKernelBase<T> {
  public:
@@ -298,22 +347,18 @@ class ConvBackpropFilterKernel final : public ConvKernelBase<T> {
     TF_ASSIGN_OR_RETURN(ConvGeometry g, this->geometry(input.shape(), filter_shape));
     TF_RETURN_IF_ERROR(check_out_backprop(this->op_, g, dy));
     Tensor df(dtype_v<T>, filter_shape);  // zeros: the sum of an empty batch
-    if (dy.num_elements() > 0) {
-      const int64_t p = g.out_pixels();
-      T* f = df.mutable_data<T>();
-      const T* d = dy.data<T>();
-      if (is_pointwise(g)) {
-        add_filter_gradient(g, this->depthwise_, input.data<T>(), d, g.batch * p, f);
+    if (dy.num_elements() > 0 && input.num_elements() > 0) {
+      if constexpr (ConvKernelBase<T>::kOneDnn) {
+        cpu::dnnl_conv_backward_weights(conv_shape(g, this->depthwise_), input.data<T>(), dy.data<T>(),
+                                        df.mutable_data<T>());
       } else {
-        for_each_chunk<T>(g, input.data<T>(), true, [&](int64_t b0, int64_t n, const T* cols) {
-          add_filter_gradient(g, this->depthwise_, cols, d + b0 * p * g.out_c, n * p, f);
-        });
+        const Tensor x = image_as_nhwc(g, input), d = image_as_nhwc(g, dy);
+        eigen_backward_filter(g.as_nhwc(), this->depthwise_, x.data<T>(), d.data<T>(), df.mutable_data<T>());
       }
     }
     ctx.set_output(0, std::move(df));
     return ok_status();
   }
-
 };
 
 template <template <class> class Kern>

@@ -17,6 +17,7 @@
 #include <Eigen/Core>
 
 #include "ops/broadcast.hpp"
+#include "ops/cpu/isa_kernels.hpp"
 #include "ops/cpu/parallel.hpp"
 #include "ops/kernel.hpp"
 #include "ops/tensor.hpp"
@@ -151,6 +152,22 @@ struct SameTypeOp : CwiseOp {
   using Out = T;
 };
 
+// A unary Op whose float form is a kernel of the instruction-set table
+// (ops/cpu/isa_kernels.hpp) derives from IsaFloat<T, &IsaKernels::f>: for
+// T = float it names the kernel (kIsa), which UnaryKernel runs instead of
+// its own eval (the same Eigen expression, built for the machine).
+template <class T, cpu::FloatMap cpu::IsaKernels::*F>
+struct IsaFloat {};
+template <cpu::FloatMap cpu::IsaKernels::*F>
+struct IsaFloat<float, F> {
+  static constexpr cpu::FloatMap cpu::IsaKernels::*kIsa = F;
+};
+
+template <class Op, class = void>
+inline constexpr bool has_isa_kernel_v = false;
+template <class Op>
+inline constexpr bool has_isa_kernel_v<Op, std::void_t<decltype(Op::kIsa)>> = true;
+
 // Op: `using In, Out` (tensor element types) and
 // `static auto eval(const X&)` on an Eigen array expression of In.
 template <class Op>
@@ -172,7 +189,10 @@ class UnaryKernel final : public Kernel {
     const Shape shape = x.shape();
     Tensor out = reuse_or_allocate<Out>(ctx, {0}, shape);
     Out* op = static_cast<Out*>(out.raw_mutable_data());
-    if (n == 1) {
+    if constexpr (has_isa_kernel_v<Op>) {
+      const cpu::FloatMap f = cpu::isa_kernels().*Op::kIsa;
+      for_element_ranges<Out>(n, [&](int64_t b, int64_t len) { f(xp + b, op + b, len); });
+    } else if (n == 1) {
       Eigen::Map<Eigen::Array<Out, 1, 1>> dst(op);
       dst = Op::eval(Eigen::Map<const Eigen::Array<In, 1, 1>>(xp));
     } else if (n > 0) {

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 
 #include "ops/cpu/dnnl_matmul.hpp"
+#include "ops/cpu/isa_kernels.hpp"
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
@@ -49,24 +50,14 @@ void multiply(const MatrixArg<T>& a, const MatrixArg<T>& b, T* out) {
 }
 
 // Products with fewer multiply-adds than this, and matrix-vector products,
-// run on Eigen: oneDNN's fixed cost of a call (~1 µs) is more than their
-// work (1x64x64: 0.3 µs on Eigen, 1.0 on oneDNN called directly;
+// run on Eigen built for the machine's instruction set
+// (ops/cpu/isa_kernels.hpp): oneDNN's fixed cost of a call (~1 µs) is more
+// than their work (1x64x64: 0.3 µs on Eigen, 1.0 on oneDNN called directly;
 // bench/kernels_bench.cpp).
 constexpr int64_t kMinDnnlProduct = int64_t{1} << 15;
 
-// Float products run on oneDNN, over `batch` consecutive pairs.
+// Float products, over `batch` consecutive pairs.
 void multiply(const MatrixArg<float>& a, const MatrixArg<float>& b, float* out, int64_t batch = 1) {
-  const int64_t m = a.out_rows(), k = a.inner(), n = b.transpose ? b.rows : b.cols;
-  if (m == 1 || n == 1 || m * k * n < kMinDnnlProduct) {
-    const int64_t a_size = a.rows * a.cols, b_size = b.rows * b.cols;
-    MatrixArg<float> ai = a, bi = b;
-    for (int64_t p = 0; p < batch; ++p) {
-      ai.data = a.data + p * a_size;
-      bi.data = b.data + p * b_size;
-      multiply<float>(ai, bi, out + p * m * n);
-    }
-    return;
-  }
   cpu::MatMulShape s;
   s.batch = batch;
   s.m = a.out_rows();
@@ -74,7 +65,8 @@ void multiply(const MatrixArg<float>& a, const MatrixArg<float>& b, float* out, 
   s.n = b.transpose ? b.rows : b.cols;
   s.transpose_a = a.transpose;
   s.transpose_b = b.transpose;
-  cpu::dnnl_matmul(s, a.data, b.data, out);
+  if (s.m == 1 || s.n == 1 || s.m * s.k * s.n < kMinDnnlProduct) cpu::isa_kernels().matmul(s, a.data, b.data, out);
+  else cpu::dnnl_matmul(s, a.data, b.data, out);
 }
 
 // An output of m x n products over `inner` terms: zero-filled only when

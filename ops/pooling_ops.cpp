@@ -1,12 +1,19 @@
 // The 2-D pooling ops with TensorFlow's signatures (core/ops/nn_ops.cc):
-// MaxPool and MaxPoolGrad, AvgPool and AvgPoolGrad, NHWC, ksize and strides
-// of 4 entries (1 for batch and depth), padding SAME or VALID. Padding
-// never takes part: a max is over the window's positions inside the image,
-// an average divides by their number. MaxPoolGrad routes each gradient to
-// the first maximum of its window in row-major order, as TensorFlow's CPU
-// kernel does.
+// MaxPool and MaxPoolGrad, AvgPool and AvgPoolGrad, NHWC or NCHW images
+// (data_format), ksize and strides of 4 entries (1 for batch and depth),
+// padding SAME or VALID. Padding never takes part: a max is over the
+// window's positions inside the image, an average divides by their number.
+// MaxPoolGrad routes each gradient to the first maximum of its window in
+// row-major order, as TensorFlow's CPU kernel does.
+//
+// Float MaxPool, AvgPool and AvgPoolGrad run on oneDNN in either layout
+// (ops/cpu/dnnl_pool.hpp); the other dtypes and MaxPoolGrad are computed
+// here on NHWC images, NCHW ones transposed to NHWC and back.
+#include <type_traits>
+
 #include <Eigen/Core>
 
+#include "ops/cpu/dnnl_pool.hpp"
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
 #include "ops/nn_ops.hpp"
@@ -26,12 +33,13 @@ Status bad(const char* op, const std::string& what) {
 
 Expected<ConvGeometry> pool_geometry(const char* op, const WindowAttrs& w, const Shape& in) {
   if (in.rank() != 4)
-    return bad(op, "input must have rank 4 (NHWC), got shape " + in.to_string());
+    return bad(op, std::string("input must have rank 4 (") + (w.nchw ? "NCHW" : "NHWC") + "), got shape " +
+                       in.to_string());
   ConvGeometry g;
   g.batch = in.dim(0);
-  g.in_h = in.dim(1);
-  g.in_w = in.dim(2);
-  g.in_c = g.out_c = in.dim(3);
+  g.in_h = in.dim(w.nchw ? 2 : 1);
+  g.in_w = in.dim(w.nchw ? 3 : 2);
+  g.in_c = g.out_c = in.dim(w.nchw ? 1 : 3);
   g.k_h = w.ksize_h;
   g.k_w = w.ksize_w;
   TF_RETURN_IF_ERROR(compute_output_size(op, w, g));
@@ -62,10 +70,29 @@ void for_each_window(const ConvGeometry& g, F&& f) {
       }
 }
 
+cpu::PoolShape pool_shape(const ConvGeometry& g) {
+  cpu::PoolShape s;
+  s.batch = g.batch;
+  s.in_h = g.in_h;
+  s.in_w = g.in_w;
+  s.channels = g.in_c;
+  s.out_h = g.out_h;
+  s.out_w = g.out_w;
+  s.k_h = g.k_h;
+  s.k_w = g.k_w;
+  s.stride_h = g.stride_h;
+  s.stride_w = g.stride_w;
+  s.pad_top = g.pad_top;
+  s.pad_left = g.pad_left;
+  s.nchw = g.nchw;
+  return s;
+}
+
 // MaxPool and AvgPool: one output pixel per window, each channel the
 // window's maximum or mean.
 struct MaxOfWindow {
   static constexpr const char* kName = "MaxPool";
+  static constexpr cpu::PoolKind kKind = cpu::PoolKind::max;
   template <class Out, class T>
   static void reduce(Out& o, const T* image, const std::vector<int64_t>& taps, int64_t c) {
     o = Eigen::Map<const Vec<T>>(image + taps[0] * c, c);
@@ -75,6 +102,7 @@ struct MaxOfWindow {
 
 struct MeanOfWindow {
   static constexpr const char* kName = "AvgPool";
+  static constexpr cpu::PoolKind kKind = cpu::PoolKind::average;
   template <class Out, class T>
   static void reduce(Out& o, const T* image, const std::vector<int64_t>& taps, int64_t c) {
     o.setZero();
@@ -98,13 +126,21 @@ struct PoolOf {
       }
       TF_ASSIGN_OR_RETURN(ConvGeometry g, pool_geometry(Window::kName, w_, x.shape()));
       Tensor out = Tensor::uninitialized(dtype_v<T>, g.out_shape());
-      const int64_t c = g.in_c;
-      const T* in = x.data<T>();
-      T* y = out.mutable_data<T>();
-      for_each_window(g, [&](int64_t b, int64_t pixel, const std::vector<int64_t>& taps) {
-        Eigen::Map<Vec<T>> o(y + (b * g.out_pixels() + pixel) * c, c);
-        Window::reduce(o, in + b * g.in_image_size(), taps, c);
-      });
+      if constexpr (std::is_same_v<T, float>) {
+        if (out.num_elements() > 0)
+          cpu::dnnl_pool_forward(Window::kKind, pool_shape(g), x.data<T>(), out.mutable_data<T>());
+      } else {
+        const Tensor image = image_as_nhwc(g, x);
+        Tensor pooled = g.nchw ? Tensor::uninitialized(dtype_v<T>, g.as_nhwc().out_shape()) : out;
+        const int64_t c = g.in_c;
+        const T* in = image.data<T>();
+        T* y = pooled.mutable_data<T>();
+        for_each_window(g, [&](int64_t b, int64_t pixel, const std::vector<int64_t>& taps) {
+          Eigen::Map<Vec<T>> o(y + (b * g.out_pixels() + pixel) * c, c);
+          Window::reduce(o, in + b * g.in_image_size(), taps, c);
+        });
+        out = image_from_nhwc(g, std::move(pooled));
+      }
       ctx.set_output(0, std::move(out));
       return ok_status();
     }
@@ -131,10 +167,11 @@ class MaxPoolGradKernel final : public Kernel {
     TF_ASSIGN_OR_RETURN(ConvGeometry g, pool_geometry(op, w_, x.shape()));
     TF_RETURN_IF_ERROR(check_grad_shape(op, "orig_output", g, y));
     TF_RETURN_IF_ERROR(check_grad_shape(op, "grad", g, dy));
-    Tensor dx(dtype_v<T>, x.shape());
+    const Tensor image = image_as_nhwc(g, x), grad = image_as_nhwc(g, dy);
+    Tensor dx(dtype_v<T>, g.as_nhwc().in_shape());
     const int64_t c = g.in_c;
-    const T* in = x.data<T>();
-    const T* d = dy.data<T>();
+    const T* in = image.data<T>();
+    const T* d = grad.data<T>();
     T* out = dx.mutable_data<T>();
     Vec<T> best(c);
     Eigen::Array<int64_t, Eigen::Dynamic, 1> arg(c);
@@ -152,7 +189,7 @@ class MaxPoolGradKernel final : public Kernel {
       T* dx_image = out + b * g.in_image_size();
       for (int64_t ch = 0; ch < c; ++ch) dx_image[arg[ch] * c + ch] += g_row[ch];
     });
-    ctx.set_output(0, std::move(dx));
+    ctx.set_output(0, image_from_nhwc(g, std::move(dx)));
     return ok_status();
   }
 
@@ -175,9 +212,19 @@ class AvgPoolGradKernel final : public Kernel {
     TF_ASSIGN_OR_RETURN(Shape in_shape, read_shape4(op, "orig_input_shape", ctx.input(0)));
     TF_ASSIGN_OR_RETURN(ConvGeometry g, pool_geometry(op, w_, in_shape));
     TF_RETURN_IF_ERROR(check_grad_shape(op, "grad", g, dy));
-    Tensor dx(dtype_v<T>, in_shape);
+    if constexpr (std::is_same_v<T, float>) {
+      Tensor dx = Tensor::uninitialized(dtype_v<T>, in_shape);
+      if (dx.num_elements() > 0) {
+        if (dy.num_elements() > 0) cpu::dnnl_avg_pool_backward(pool_shape(g), dy.data<T>(), dx.mutable_data<T>());
+        else dx = Tensor(dtype_v<T>, in_shape);
+      }
+      ctx.set_output(0, std::move(dx));
+      return ok_status();
+    }
+    const Tensor grad = image_as_nhwc(g, dy);
+    Tensor dx(dtype_v<T>, g.as_nhwc().in_shape());
     const int64_t c = g.in_c;
-    const T* d = dy.data<T>();
+    const T* d = grad.data<T>();
     T* out = dx.mutable_data<T>();
     for_each_window(g, [&](int64_t b, int64_t pixel, const std::vector<int64_t>& taps) {
       const Vec<T> share =
@@ -185,7 +232,7 @@ class AvgPoolGradKernel final : public Kernel {
       T* image = out + b * g.in_image_size();
       for (int64_t t : taps) Eigen::Map<Vec<T>>(image + t * c, c) += share;
     });
-    ctx.set_output(0, std::move(dx));
+    ctx.set_output(0, image_from_nhwc(g, std::move(dx)));
     return ok_status();
   }
 

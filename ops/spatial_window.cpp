@@ -1,7 +1,10 @@
 // Window attrs and output sizes of the convolution and pooling kernels.
 #include "ops/spatial_window.hpp"
 
+#include <array>
 #include <vector>
+
+#include "ops/tensor_copy.hpp"
 
 namespace tagflow::ops {
 
@@ -21,33 +24,45 @@ std::string list_string(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-// A list(int) attr of 4 entries (N, H, W, C) whose N and C entries are 1
-// and whose H and W entries are >= 1.
-Expected<std::vector<int64_t>> read_nhwc_list(const KernelInit& init, const char* op,
-                                              const char* name) {
+// Where height and width are in a rank-4 list of the node's data_format.
+struct Layout {
+  bool nchw = false;
+  int h() const { return nchw ? 2 : 1; }
+  int w() const { return nchw ? 3 : 2; }
+  int c() const { return nchw ? 1 : 3; }
+  const char* name() const { return nchw ? "NCHW" : "NHWC"; }
+};
+
+// A list(int) attr of 4 entries in the node's layout whose N and C entries
+// are 1 and whose H and W entries are >= 1.
+Expected<std::vector<int64_t>> read_window_list(const KernelInit& init, const char* op, const char* name,
+                                                Layout layout) {
   TF_ASSIGN_OR_RETURN(AttrList list, init.attr<AttrList>(name));
   const std::vector<int64_t>& v = list.i;
   if (v.size() != 4)
-    return bad(op, std::string(name) + " must have 4 entries (NHWC), got " + list_string(v));
-  if (v[0] != 1 || v[3] != 1)
+    return bad(op, std::string(name) + " must have 4 entries (" + layout.name() + "), got " + list_string(v));
+  const int64_t h = v[layout.h()], w = v[layout.w()];
+  if (v[0] != 1 || v[layout.c()] != 1)
     return bad(op, std::string(name) + " " + list_string(v) +
                        " must be 1 in the batch and depth dimensions");
-  if (v[1] < 1 || v[2] < 1)
+  if (h < 1 || w < 1)
     return bad(op, std::string(name) + " " + list_string(v) +
                        " must be >= 1 in the height and width dimensions");
-  if (v[1] > kMaxWindowValue || v[2] > kMaxWindowValue)
+  if (h > kMaxWindowValue || w > kMaxWindowValue)
     return bad(op, std::string(name) + " " + list_string(v) + " exceeds " + std::to_string(kMaxWindowValue));
-  return v;
+  return std::vector<int64_t>{h, w};
 }
 
-Status check_nhwc(const KernelInit& init, const char* op) {
-  if (init.attrs.count("data_format") == 0) return ok_status();
+// The node's data_format: NHWC, or NCHW where `allow_nchw`.
+Expected<Layout> read_layout(const KernelInit& init, const char* op, bool allow_nchw) {
+  if (init.attrs.count("data_format") == 0) return Layout{};
   TF_ASSIGN_OR_RETURN(std::string format, init.attr<std::string>("data_format"));
-  if (format == "NHWC") return ok_status();
+  if (format == "NHWC") return Layout{};
+  if (format == "NCHW" && allow_nchw) return Layout{true};
   if (format == "NCHW" || format == "NCHW_VECT_C")
     return Status(Error::unimplemented, std::string(op) + " '" + init.node_name +
-                                            "': data_format " + format +
-                                            " is not implemented (only NHWC)");
+                                            "': data_format " + format + " is not implemented (only NHWC" +
+                                            (allow_nchw ? " and NCHW)" : ")"));
   return bad(op, "data_format must be NHWC or NCHW, got '" + format + "'");
 }
 
@@ -64,8 +79,8 @@ Expected<Padding> read_padding(const KernelInit& init, const char* op, bool allo
 }
 
 // explicit_paddings: empty unless padding is EXPLICIT; then 8 entries,
-// (before, after) per NHWC dimension, >= 0 and zero for N and C.
-Status read_explicit_paddings(const KernelInit& init, const char* op, WindowAttrs& w) {
+// (before, after) per dimension of the layout, >= 0 and zero for N and C.
+Status read_explicit_paddings(const KernelInit& init, const char* op, Layout layout, WindowAttrs& w) {
   std::vector<int64_t> p;
   if (init.attrs.count("explicit_paddings") != 0) {
     TF_ASSIGN_OR_RETURN(AttrList list, init.attr<AttrList>("explicit_paddings"));
@@ -82,13 +97,13 @@ Status read_explicit_paddings(const KernelInit& init, const char* op, WindowAttr
     if (v < 0 || v > kMaxWindowValue)
       return bad(op, "explicit_paddings " + list_string(p) + " must be >= 0 and <= " +
                          std::to_string(kMaxWindowValue));
-  if (p[0] != 0 || p[1] != 0 || p[6] != 0 || p[7] != 0)
+  if (p[0] != 0 || p[1] != 0 || p[2 * layout.c()] != 0 || p[2 * layout.c() + 1] != 0)
     return bad(op, "explicit_paddings " + list_string(p) +
                        " must be 0 in the batch and depth dimensions");
-  w.pad_top = p[2];
-  w.pad_bottom = p[3];
-  w.pad_left = p[4];
-  w.pad_right = p[5];
+  w.pad_top = p[2 * layout.h()];
+  w.pad_bottom = p[2 * layout.h() + 1];
+  w.pad_left = p[2 * layout.w()];
+  w.pad_right = p[2 * layout.w() + 1];
   return ok_status();
 }
 
@@ -125,39 +140,41 @@ Status output_dim(const char* op, const char* dim, int64_t in, int64_t k, int64_
 }  // namespace
 
 Expected<WindowAttrs> read_conv_attrs(const KernelInit& init, const char* op) {
-  TF_RETURN_IF_ERROR(check_nhwc(init, op));
+  TF_ASSIGN_OR_RETURN(Layout layout, read_layout(init, op, true));
   WindowAttrs w;
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, read_nhwc_list(init, op, "strides"));
-  w.stride_h = strides[1];
-  w.stride_w = strides[2];
+  w.nchw = layout.nchw;
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, read_window_list(init, op, "strides", layout));
+  w.stride_h = strides[0];
+  w.stride_w = strides[1];
   if (init.attrs.count("dilations") != 0) {
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, read_nhwc_list(init, op, "dilations"));
-    w.dilation_h = dilations[1];
-    w.dilation_w = dilations[2];
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, read_window_list(init, op, "dilations", layout));
+    w.dilation_h = dilations[0];
+    w.dilation_w = dilations[1];
   }
   TF_ASSIGN_OR_RETURN(w.padding, read_padding(init, op, true));
-  TF_RETURN_IF_ERROR(read_explicit_paddings(init, op, w));
+  TF_RETURN_IF_ERROR(read_explicit_paddings(init, op, layout, w));
   return w;
 }
 
 Expected<WindowAttrs> read_pool_attrs(const KernelInit& init, const char* op) {
-  TF_RETURN_IF_ERROR(check_nhwc(init, op));
+  TF_ASSIGN_OR_RETURN(Layout layout, read_layout(init, op, true));
   WindowAttrs w;
+  w.nchw = layout.nchw;
   TF_ASSIGN_OR_RETURN(AttrList ksize, init.attr<AttrList>("ksize"));
   TF_ASSIGN_OR_RETURN(AttrList strides, init.attr<AttrList>("strides"));
   const bool depth_window = ksize.i.size() == 4 && strides.i.size() == 4 &&
-                            (ksize.i[3] != 1 || strides.i[3] != 1) && ksize.i[0] == 1;
+                            (ksize.i[layout.c()] != 1 || strides.i[layout.c()] != 1) && ksize.i[0] == 1;
   if (depth_window)
     return Status(Error::unimplemented, std::string(op) + " '" + init.node_name +
                                             "': pooling over the depth dimension (ksize " +
                                             list_string(ksize.i) + ", strides " +
                                             list_string(strides.i) + ") is not implemented");
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> k, read_nhwc_list(init, op, "ksize"));
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> s, read_nhwc_list(init, op, "strides"));
-  w.ksize_h = k[1];
-  w.ksize_w = k[2];
-  w.stride_h = s[1];
-  w.stride_w = s[2];
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> k, read_window_list(init, op, "ksize", layout));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> s, read_window_list(init, op, "strides", layout));
+  w.ksize_h = k[0];
+  w.ksize_w = k[1];
+  w.stride_h = s[0];
+  w.stride_w = s[1];
   TF_ASSIGN_OR_RETURN(w.padding, read_padding(init, op, false));
   return w;
 }
@@ -174,10 +191,32 @@ Status compute_output_size(const char* op, const WindowAttrs& w, ConvGeometry& g
                                 w.pad_top, w.pad_bottom, &g.out_h, &g.pad_top));
   TF_RETURN_IF_ERROR(output_dim(op, "width", g.in_w, g.k_w, g.dilation_w, g.stride_w, w.padding,
                                 w.pad_left, w.pad_right, &g.out_w, &g.pad_left));
+  g.nchw = w.nchw;
   Expected<Shape> out = Shape::make({g.batch, g.out_h, g.out_w, g.out_c});
   if (!out.ok()) return out.status().with_prefix(std::string(op) + ": the output ");
   return ok_status();
 }
+
+namespace {
+
+// t [d0, d1, d2, d3] with its dimensions permuted: dimension i of the
+// result is dimension perm[i] of t.
+Tensor permuted(const Tensor& t, std::array<int, 4> perm) {
+  const std::vector<int64_t> strides = row_major_strides(t.shape());
+  StridedView v;
+  for (int d : perm) {
+    v.dims.push_back(t.dim(d));
+    v.strides.push_back(strides[d]);
+  }
+  Tensor out = Tensor::uninitialized(t.dtype(), Shape{v.dims[0], v.dims[1], v.dims[2], v.dims[3]});
+  strided_copy(t, v, out);
+  return out;
+}
+
+}  // namespace
+
+Tensor image_as_nhwc(const ConvGeometry& g, const Tensor& t) { return g.nchw ? permuted(t, {0, 2, 3, 1}) : t; }
+Tensor image_from_nhwc(const ConvGeometry& g, Tensor t) { return g.nchw ? permuted(t, {0, 3, 1, 2}) : t; }
 
 Expected<Shape> read_shape4(const char* op, const char* what, const Tensor& t) {
   const bool i32 = t.dtype() == DType::int32, i64 = t.dtype() == DType::int64;

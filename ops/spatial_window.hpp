@@ -4,8 +4,9 @@
 // its kernel is made, the output size and padding offsets of one call
 // computed as TensorFlow's GetWindowedOutputSize does, and the im2col /
 // col2im copies that turn a convolution into one Eigen matrix product.
-// Only NHWC is computed: a node asking for another data_format gets an
-// unimplemented error naming it. Plain values; internal to ops/.
+// The convolutions and pooling take NHWC and NCHW (data_format); a
+// node asking for another data_format gets an unimplemented error naming
+// it. Plain values; internal to ops/.
 #pragma once
 
 #include <algorithm>
@@ -28,30 +29,48 @@ struct WindowAttrs {
   int64_t ksize_h = 1, ksize_w = 1;  // pooling only
   Padding padding = Padding::valid;
   int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  bool nchw = false;  // data_format NCHW: images [batch, channels, height, width]
 };
 
 // Conv2D and its backprops: strides, padding (SAME, VALID or EXPLICIT with
-// explicit_paddings), dilations, data_format.
+// explicit_paddings), dilations, data_format (NHWC or NCHW; the lists are
+// in its order).
 Expected<WindowAttrs> read_conv_attrs(const KernelInit& init, const char* op);
 // MaxPool, AvgPool and their gradients: ksize, strides, padding (SAME or
 // VALID), data_format.
 Expected<WindowAttrs> read_pool_attrs(const KernelInit& init, const char* op);
 
-// One call's geometry: an NHWC input [batch, in_h, in_w, in_c] seen
-// through a k_h x k_w window giving [batch, out_h, out_w, out_c].
+// One call's geometry: an input of batch images of in_h x in_w pixels of
+// in_c channels seen through a k_h x k_w window, giving batch images of
+// out_h x out_w pixels of out_c channels; NHWC ([batch, h, w, c]) unless
+// `nchw`. im2col and col2im take NHWC images.
 struct ConvGeometry {
   int64_t batch = 0, in_h = 0, in_w = 0, in_c = 0;
   int64_t k_h = 0, k_w = 0, out_c = 0;
   int64_t out_h = 0, out_w = 0;
   int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0;
+  bool nchw = false;
 
   int64_t patch_size() const { return k_h * k_w * in_c; }    // one im2col row
   int64_t out_pixels() const { return out_h * out_w; }        // per image
   int64_t in_image_size() const { return in_h * in_w * in_c; }
-  Shape out_shape() const { return Shape{batch, out_h, out_w, out_c}; }
-  Shape in_shape() const { return Shape{batch, in_h, in_w, in_c}; }
+  Shape out_shape() const { return image_shape(out_h, out_w, out_c); }
+  Shape in_shape() const { return image_shape(in_h, in_w, in_c); }
+  Shape image_shape(int64_t h, int64_t w, int64_t c) const {
+    return nchw ? Shape{batch, c, h, w} : Shape{batch, h, w, c};
+  }
+  ConvGeometry as_nhwc() const {
+    ConvGeometry g = *this;
+    g.nchw = false;
+    return g;
+  }
 };
+
+// An image tensor of g's layout as NHWC (itself when g is NHWC), and an
+// NHWC image back in g's layout: for kernels that compute NHWC only.
+Tensor image_as_nhwc(const ConvGeometry& g, const Tensor& t);
+Tensor image_from_nhwc(const ConvGeometry& g, Tensor t);
 
 // Fills out_h, out_w, pad_top and pad_left of `g` (whose input and window
 // sizes are set) from `w`; an error (prefixed by `op`) if the output size

@@ -5,6 +5,8 @@
 // TanhGrad, SqrtGrad, RsqrtGrad and ReciprocalGrad, each (y, dy) -> z as in
 // TensorFlow's math_ops.cc (no broadcasting; y and dy have as many elements).
 // Integer Neg, Abs and Square wrap on overflow (ops/cwise_kernel.hpp).
+// Float Exp, Log, Tanh and Sigmoid run the same Eigen expressions compiled
+// for the machine's instruction set (ops/cpu/isa_kernels.hpp).
 #include <cmath>
 
 #include "ops/cwise_kernel.hpp"
@@ -58,12 +60,12 @@ struct RsqrtOp : SameTypeOp<T> {
   static auto eval(const X& x) { return x.rsqrt(); }
 };
 template <class T>
-struct ExpOp : SameTypeOp<T> {
+struct ExpOp : SameTypeOp<T>, IsaFloat<T, &cpu::IsaKernels::exp> {
   template <class X>
   static auto eval(const X& x) { return x.exp(); }
 };
 template <class T>
-struct LogOp : SameTypeOp<T> {
+struct LogOp : SameTypeOp<T>, IsaFloat<T, &cpu::IsaKernels::log> {
   template <class X>
   static auto eval(const X& x) { return x.log(); }
 };
@@ -78,12 +80,12 @@ struct CosOp : SameTypeOp<T> {
   static auto eval(const X& x) { return x.cos(); }
 };
 template <class T>
-struct TanhOp : SameTypeOp<T> {
+struct TanhOp : SameTypeOp<T>, IsaFloat<T, &cpu::IsaKernels::tanh> {
   template <class X>
   static auto eval(const X& x) { return x.tanh(); }
 };
 template <class T>
-struct SigmoidOp : SameTypeOp<T> {
+struct SigmoidOp : SameTypeOp<T>, IsaFloat<T, &cpu::IsaKernels::sigmoid> {
   template <class X>
   static auto eval(const X& x) { return x.logistic(); }
 };

@@ -69,6 +69,8 @@ struct PrimitiveKeyHash {
 // The kinds of primitive keys, so that two operations never share one.
 enum class PrimitiveKind : int64_t {
   matmul = 1,
+  convolution = 2,
+  pooling = 3,
 };
 
 namespace detail {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cpu/test_pool.hpp"
 #include "nn_test_util.hpp"
 
 using namespace tagflow::ops;
@@ -22,6 +23,16 @@ struct Variant {
               {"padding", padding}};
     if (padding == "EXPLICIT")
       a["explicit_paddings"] = int_list({0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0});
+    return a;
+  }
+  // The same window for NCHW images: the lists in NCHW order.
+  AttrMap nchw_attrs() const {
+    AttrMap a{{"strides", int_list({1, 1, sh, sw})},
+              {"dilations", int_list({1, 1, dh, dw})},
+              {"padding", padding},
+              {"data_format", std::string("NCHW")}};
+    if (padding == "EXPLICIT")
+      a["explicit_paddings"] = int_list({0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]});
     return a;
   }
   std::string name() const {
@@ -292,8 +303,16 @@ BOOST_AUTO_TEST_CASE(conv2d_errors) {
   BOOST_TEST(contains(error_of("Conv2D", {x, f}, {{"strides", int_list({1, 4 * big, 1, 1})}, {"padding", "SAME"}}),
                       "exceeds 2147483648"));
   BOOST_TEST(error_of("Conv2D", {x, f},
+                      {{"strides", int_list({1, 1, 1, 1})}, {"padding", "VALID"}, {"data_format", "NCHW_VECT_C"}}) ==
+             "unimplemented: Conv2D 'test_Conv2D': data_format NCHW_VECT_C is not implemented (only NHWC and NCHW)");
+  // NCHW lists are read in NCHW order: strides [1,2,1,1] is a depth stride.
+  BOOST_TEST(error_of("Conv2D", {x, f},
+                      {{"strides", int_list({1, 2, 1, 1})}, {"padding", "VALID"}, {"data_format", "NCHW"}}) ==
+             "invalid_argument: Conv2D: strides [1,2,1,1] must be 1 in the batch and depth dimensions");
+  BOOST_TEST(error_of("Conv2D", {random_tensor<float>({1, 4, 4, 2}, 1), f},
                       {{"strides", int_list({1, 1, 1, 1})}, {"padding", "VALID"}, {"data_format", "NCHW"}}) ==
-             "unimplemented: Conv2D 'test_Conv2D': data_format NCHW is not implemented (only NHWC)");
+             "invalid_argument: Conv2D: input depth 4 (input [1,4,4,2]) differs from the filter's in_channels 2 "
+             "(filter [2,2,2,3])");
   // A 2x2 window dilated by 5 spans 6 > 4 pixels.
   BOOST_TEST(contains(error_of("Conv2D", {x, f},
                                {{"strides", int_list({1, 1, 1, 1})}, {"padding", "VALID"},
@@ -314,6 +333,161 @@ BOOST_AUTO_TEST_CASE(conv2d_errors) {
                                                         random_tensor<float>({1, 3, 3, 3}, 1)},
                                valid),
                       "filter_sizes has a negative size"));
+}
+
+// float runs on oneDNN, double on Eigen (conv_ops.cpp): float against the
+// direct loop in double on the same values, in both layouts, on windows
+// oneDNN treats specially, at several thread counts.
+
+namespace {
+
+Tensor transposed(const Tensor& t, std::vector<int32_t> perm) {
+  Expected<Tensor> out = run_op1("Transpose", {t, Tensor::vector<int32_t>(perm)});
+  BOOST_REQUIRE(out.ok());
+  return *out;
+}
+Tensor to_nchw(const Tensor& t) { return transposed(t, {0, 3, 1, 2}); }
+Tensor to_nhwc(const Tensor& t) { return transposed(t, {0, 2, 3, 1}); }
+Tensor as_double(const Tensor& t) { return Tensor::from_vector<double>(t.shape(), values_of(t)); }
+Shape nchw_shape(const Shape& s) { return Shape{s.dim(0), s.dim(3), s.dim(1), s.dim(2)}; }
+
+// Windows beyond variants(): strides larger than the window and the
+// image, padding beyond what the last window needs, a 1x1 filter.
+std::vector<Variant> special_variants() {
+  std::vector<Variant> vs = variants();
+  Variant v;
+  v.padding = "SAME";
+  v.sh = 5;
+  v.sw = 9;
+  vs.push_back(v);
+  v.padding = "VALID";
+  v.sh = 6;
+  v.sw = 3;
+  v.dh = 3;
+  vs.push_back(v);
+  Variant e;
+  e.padding = "EXPLICIT";
+  e.pads = {3, 4, 0, 5};
+  e.sw = 4;
+  vs.push_back(e);
+  return vs;
+}
+
+// A k-term float sum differs from the double one by at most about
+// k * 2^-24 * sum |terms|; the values here are in [-1, 1].
+double float_tolerance(const Shape& filter, bool depthwise) {
+  const int64_t taps = filter.dim(0) * filter.dim(1) * (depthwise ? 1 : filter.dim(2));
+  return 1e-6 * static_cast<double>(taps) + 1e-6;
+}
+
+// Checks the float op of `v` (NHWC and NCHW) against the double op on the
+// same values, for the forward op and both gradients.
+void check_float_against_double(const char* forward, const char* backprop_input, const char* backprop_filter,
+                                bool depthwise, const Shape& in, const Shape& fs, const Variant& v,
+                                uint32_t seed) {
+  const Tensor x = random_tensor<float>(in, seed), f = random_tensor<float>(fs, seed + 1);
+  Expected<Tensor> want = run_op1(forward, {as_double(x), as_double(f)}, v.attrs());
+  BOOST_REQUIRE_MESSAGE(want.ok(), v.name() << ": " << want.status().to_string());
+  const Tensor dy = random_tensor<float>(want->shape(), seed + 2);
+  Expected<Tensor> want_dx = run_op1(backprop_input, {shape_tensor(in), as_double(f), as_double(dy)},
+                                     with_t(v.attrs(), DType::float64));
+  Expected<Tensor> want_df = run_op1(backprop_filter, {as_double(x), shape_tensor(fs), as_double(dy)}, v.attrs());
+  BOOST_REQUIRE(want_dx.ok());
+  BOOST_REQUIRE(want_df.ok());
+  const double tol = float_tolerance(fs, depthwise);
+  // The gradients sum over every output pixel a tap touches.
+  const double grad_tol = tol * static_cast<double>(want->num_elements() / std::max<int64_t>(in.dim(3), 1) + 1);
+  for (bool nchw : {false, true}) {
+    const std::string what = v.name() + (nchw ? " NCHW" : " NHWC") + " input " + in.to_string();
+    const AttrMap attrs = nchw ? v.nchw_attrs() : v.attrs();
+    Expected<Tensor> y = run_op1(forward, {nchw ? to_nchw(x) : x, f}, attrs);
+    BOOST_REQUIRE_MESSAGE(y.ok(), what << ": " << y.status().to_string());
+    BOOST_TEST((y->dtype() == DType::float32));
+    const Tensor y_nhwc = nchw ? to_nhwc(*y) : *y;
+    BOOST_TEST((y_nhwc.shape() == want->shape()), what << ": " << y->shape().to_string());
+    BOOST_TEST(max_abs_diff(values_of(y_nhwc), values_of(*want)) < tol, what);
+    Expected<Tensor> dx = run_op1(backprop_input,
+                                  {shape_tensor(nchw ? nchw_shape(in) : in), f, nchw ? to_nchw(dy) : dy},
+                                  with_t(attrs, DType::float32));
+    BOOST_REQUIRE_MESSAGE(dx.ok(), what << ": " << dx.status().to_string());
+    BOOST_TEST(max_abs_diff(values_of(nchw ? to_nhwc(*dx) : *dx), values_of(*want_dx)) < tol, what);
+    Expected<Tensor> df = run_op1(backprop_filter, {nchw ? to_nchw(x) : x, shape_tensor(fs), nchw ? to_nchw(dy) : dy},
+                                  attrs);
+    BOOST_REQUIRE_MESSAGE(df.ok(), what << ": " << df.status().to_string());
+    BOOST_TEST((df->shape() == fs), what);
+    BOOST_TEST(max_abs_diff(values_of(*df), values_of(*want_df)) < grad_tol, what);
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(float_convolutions_agree_with_double_in_both_layouts_at_every_thread_count) {
+  // {2,7,8,3} images; an 8-image batch large enough to split by images.
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    cpu::WorkerPoolScope scope(&pool);
+    uint32_t seed = 100;
+    for (const Variant& v : special_variants()) {
+      check_float_against_double("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", false, kIn, kFilter, v,
+                                 seed += 3);
+      check_float_against_double("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                                 "DepthwiseConv2dNativeBackpropFilter", true, kIn, {3, 2, 3, 2}, v, seed += 3);
+    }
+    Variant same;
+    same.padding = "SAME";
+    check_float_against_double("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", false, {8, 18, 17, 8},
+                               {3, 3, 8, 16}, same, seed += 3);
+    check_float_against_double("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                               "DepthwiseConv2dNativeBackpropFilter", true, {8, 30, 31, 16}, {3, 3, 16, 1}, same,
+                               seed += 3);
+    check_float_against_double("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", false, {3, 5, 4, 6},
+                               {1, 1, 6, 7}, Variant(), seed += 3);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(double_nchw_is_the_transposed_nhwc) {
+  // The double kernels transpose NCHW images to NHWC and back: bitwise.
+  const Tensor x = random_tensor<double>(kIn, 41), f = random_tensor<double>(kFilter, 42);
+  for (const Variant& v : special_variants()) {
+    Expected<Tensor> y = run_op1("Conv2D", {x, f}, v.attrs());
+    Expected<Tensor> yc = run_op1("Conv2D", {to_nchw(x), f}, v.nchw_attrs());
+    BOOST_REQUIRE(y.ok());
+    BOOST_REQUIRE_MESSAGE(yc.ok(), v.name() << ": " << yc.status().to_string());
+    BOOST_TEST(values_of(to_nhwc(*yc)) == values_of(*y), v.name());
+    const Tensor dy = random_tensor<double>(y->shape(), 43);
+    Expected<Tensor> dx = run_op1("Conv2DBackpropInput", {shape_tensor(kIn), f, dy}, with_t(v.attrs(), DType::float64));
+    Expected<Tensor> dxc = run_op1("Conv2DBackpropInput", {shape_tensor(nchw_shape(kIn)), f, to_nchw(dy)},
+                                   with_t(v.nchw_attrs(), DType::float64));
+    BOOST_REQUIRE(dx.ok());
+    BOOST_REQUIRE(dxc.ok());
+    BOOST_TEST(values_of(to_nhwc(*dxc)) == values_of(*dx), v.name());
+    Expected<Tensor> df = run_op1("Conv2DBackpropFilter", {x, shape_tensor(kFilter), dy}, v.attrs());
+    Expected<Tensor> dfc = run_op1("Conv2DBackpropFilter", {to_nchw(x), shape_tensor(kFilter), to_nchw(dy)},
+                                   v.nchw_attrs());
+    BOOST_REQUIRE(df.ok());
+    BOOST_REQUIRE(dfc.ok());
+    BOOST_TEST(values_of(*dfc) == values_of(*df), v.name());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(conv_over_an_empty_image_with_explicit_padding_is_zeros) {
+  // Every window covers padding only: zeros, in both dtypes and layouts.
+  Variant e;
+  e.padding = "EXPLICIT";
+  e.pads = {2, 1, 1, 1};
+  for (DType t : {DType::float32, DType::float64}) {
+    const Tensor x(t, {1, 0, 2, 2}), f = t == DType::float32 ? random_tensor<float>({2, 2, 2, 3}, 1)
+                                                             : random_tensor<double>({2, 2, 2, 3}, 1);
+    Expected<Tensor> y = run_op1("Conv2D", {x, f}, e.attrs());
+    BOOST_REQUIRE_MESSAGE(y.ok(), y.status().to_string());
+    // height (0 + 2 + 1 - 2) + 1, width (2 + 1 + 1 - 2) + 1
+    BOOST_TEST((y->shape() == Shape{1, 2, 3, 3}), y->shape().to_string());
+    BOOST_TEST(max_abs_diff(values_of(*y), std::vector<double>(18, 0.0)) == 0.0);
+    Expected<Tensor> df = run_op1("Conv2DBackpropFilter", {x, shape_tensor({2, 2, 2, 3}), Tensor(t, {1, 2, 3, 3})},
+                                  e.attrs());
+    BOOST_REQUIRE(df.ok());
+    BOOST_TEST(max_abs_diff(values_of(*df), std::vector<double>(24, 0.0)) == 0.0);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cpu/test_pool.hpp"
 #include "nn_test_util.hpp"
 
 using namespace tagflow::ops;
@@ -17,6 +18,13 @@ struct Pool {
     return {{"ksize", int_list({1, kh, kw, 1})},
             {"strides", int_list({1, sh, sw, 1})},
             {"padding", padding},
+            {"T", t}};
+  }
+  AttrMap nchw_attrs(DType t) const {
+    return {{"ksize", int_list({1, 1, kh, kw})},
+            {"strides", int_list({1, 1, sh, sw})},
+            {"padding", padding},
+            {"data_format", std::string("NCHW")},
             {"T", t}};
   }
   std::string name() const {
@@ -142,14 +150,114 @@ BOOST_AUTO_TEST_CASE(pooling_errors) {
                                                 {"strides", int_list({1, 1, 1, 1})}, {"padding", "VALID"}}),
                       "the window does not fit in the height: input size 4, effective window size 5"));
   BOOST_TEST(error_of("AvgPool", {x}, {{"ksize", int_list({1, 2, 2, 1})}, {"strides", int_list({1, 1, 1, 1})},
-                                       {"padding", "VALID"}, {"data_format", "NCHW"}}) ==
-             "unimplemented: AvgPool 'test_AvgPool': data_format NCHW is not implemented (only NHWC)");
+                                       {"padding", "VALID"}, {"data_format", "NCHW_VECT_C"}}) ==
+             "unimplemented: AvgPool 'test_AvgPool': data_format NCHW_VECT_C is not implemented (only NHWC and NCHW)");
+  // NCHW lists are read in NCHW order: [1,2,2,1] is a window over depth.
+  BOOST_TEST(contains(error_of("AvgPool", {x}, {{"ksize", int_list({1, 2, 2, 1})}, {"strides", int_list({1, 1, 1, 1})},
+                                                {"padding", "VALID"}, {"data_format", "NCHW"}}),
+                      "pooling over the depth dimension (ksize [1,2,2,1]"));
+  BOOST_TEST(error_of("AvgPool", {random_tensor<float>({4, 4, 2}, 1)},
+                      {{"ksize", int_list({1, 1, 2, 2})}, {"strides", int_list({1, 1, 1, 2})},
+                       {"padding", "VALID"}, {"data_format", "NCHW"}}) ==
+             "invalid_argument: AvgPool: input must have rank 4 (NCHW), got shape [4,4,2]");
   BOOST_TEST(error_of("MaxPoolGrad", {x, random_tensor<float>({1, 2, 2, 2}, 1), random_tensor<float>({1, 2, 3, 2}, 1)},
                       p.attrs(DType::float32)) ==
              "invalid_argument: MaxPoolGrad: grad has shape [1,2,3,2], pooling input [1,4,4,2] gives [1,2,2,2]");
   BOOST_TEST(contains(error_of("AvgPoolGrad", {Tensor::vector<int32_t>({1, 4, 4}), random_tensor<float>({1, 2, 2, 2}, 1)},
                                p.attrs(DType::float32)),
                       "orig_input_shape must be an int32 vector of 4 elements"));
+}
+
+// Float MaxPool, AvgPool and AvgPoolGrad run on oneDNN (pooling_ops.cpp):
+// against the double kernels on the same values, NHWC and NCHW, at several
+// thread counts (a 16-image batch splits). A max is exact; a mean of n
+// values and its gradient are within float rounding of a few terms.
+
+namespace {
+
+Tensor transposed(const Tensor& t, std::vector<int32_t> perm) {
+  Expected<Tensor> out = run_op1("Transpose", {t, Tensor::vector<int32_t>(perm)});
+  BOOST_REQUIRE(out.ok());
+  return *out;
+}
+Tensor to_nchw(const Tensor& t) { return transposed(t, {0, 3, 1, 2}); }
+Tensor to_nhwc(const Tensor& t) { return transposed(t, {0, 2, 3, 1}); }
+Tensor as_double(const Tensor& t) { return Tensor::from_vector<double>(t.shape(), values_of(t)); }
+Shape nchw_shape(const Shape& s) { return Shape{s.dim(0), s.dim(3), s.dim(1), s.dim(2)}; }
+
+std::vector<Pool> special_pools() {
+  std::vector<Pool> ps = pools();
+  ps.push_back({1, 1, 1, 1, "VALID"});
+  ps.push_back({5, 7, 1, 1, "VALID"});   // the whole image
+  ps.push_back({2, 3, 6, 9, "SAME"});    // strides beyond the image
+  ps.push_back({4, 4, 3, 3, "SAME"});
+  return ps;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(float_pools_agree_with_double_in_both_layouts_at_every_thread_count) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    cpu::WorkerPoolScope scope(&pool);
+    for (const Shape& in : {kIn, Shape{16, 20, 19, 8}}) {
+      const Tensor x = random_tensor<float>(in, 5);
+      for (const Pool& p : special_pools()) {
+        for (const char* op : {"MaxPool", "AvgPool"}) {
+          Expected<Tensor> want = run_op1(op, {as_double(x)}, p.attrs(DType::float64));
+          BOOST_REQUIRE(want.ok());
+          const Tensor dy = random_tensor<float>(want->shape(), 6);
+          Expected<Tensor> want_dx = run_op1("AvgPoolGrad", {shape_tensor(in), as_double(dy)}, p.attrs(DType::float64));
+          Expected<Tensor> want_mdx = run_op1("MaxPoolGrad", {as_double(x), *want, as_double(dy)}, p.attrs(DType::float64));
+          BOOST_REQUIRE(want_dx.ok());
+          BOOST_REQUIRE(want_mdx.ok());
+          for (bool nchw : {false, true}) {
+            const std::string what = std::string(op) + " " + p.name() + (nchw ? " NCHW " : " NHWC ") +
+                                     in.to_string() + " threads " + std::to_string(threads);
+            const AttrMap attrs = nchw ? p.nchw_attrs(DType::float32) : p.attrs(DType::float32);
+            Expected<Tensor> y = run_op1(op, {nchw ? to_nchw(x) : x}, attrs);
+            BOOST_REQUIRE_MESSAGE(y.ok(), what << ": " << y.status().to_string());
+            const Tensor y_nhwc = nchw ? to_nhwc(*y) : *y;
+            BOOST_TEST(y_nhwc.shape().to_string() == want->shape().to_string(), what);
+            const double tol = std::string(op) == "MaxPool" ? 0.0 : 1e-6;
+            BOOST_TEST(max_abs_diff(values_of(y_nhwc), values_of(*want)) <= tol, what);
+            if (std::string(op) == "AvgPool") {
+              Expected<Tensor> dx = run_op1(
+                  "AvgPoolGrad", {shape_tensor(nchw ? nchw_shape(in) : in), nchw ? to_nchw(dy) : dy}, attrs);
+              BOOST_REQUIRE_MESSAGE(dx.ok(), what << ": " << dx.status().to_string());
+              BOOST_TEST(max_abs_diff(values_of(nchw ? to_nhwc(*dx) : *dx), values_of(*want_dx)) < 1e-5, what);
+            } else {
+              // MaxPoolGrad (Eigen in both dtypes) in NCHW: the same routing.
+              Expected<Tensor> dx = run_op1("MaxPoolGrad", {nchw ? to_nchw(x) : x, *y, nchw ? to_nchw(dy) : dy},
+                                            attrs);
+              BOOST_REQUIRE_MESSAGE(dx.ok(), what << ": " << dx.status().to_string());
+              BOOST_TEST(max_abs_diff(values_of(nchw ? to_nhwc(*dx) : *dx), values_of(*want_mdx)) < 1e-5, what);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(double_and_int_pools_in_nchw_are_the_transposed_nhwc) {
+  const Tensor x = random_tensor<double>(kIn, 7);
+  const Tensor xi = tensor<int32_t>({1, 3, 3, 2}, {5, -1, 2, 8, -4, 0, 9, 3, 1, 1, -7, 6, 4, 2, 0, -2, 8, 8});
+  for (const Pool& p : special_pools()) {
+    for (const char* op : {"MaxPool", "AvgPool"}) {
+      Expected<Tensor> y = run_op1(op, {x}, p.attrs(DType::float64));
+      Expected<Tensor> yc = run_op1(op, {to_nchw(x)}, p.nchw_attrs(DType::float64));
+      BOOST_REQUIRE(y.ok());
+      BOOST_REQUIRE_MESSAGE(yc.ok(), p.name() << ": " << yc.status().to_string());
+      BOOST_TEST(values_of(to_nhwc(*yc)) == values_of(*y), op << " " << p.name());
+    }
+    if (p.kh > 3 || p.kw > 3) continue;  // the 3x3 int image
+    Expected<Tensor> yi = run_op1("MaxPool", {xi}, p.attrs(DType::int32));
+    Expected<Tensor> yic = run_op1("MaxPool", {to_nchw(xi)}, p.nchw_attrs(DType::int32));
+    BOOST_REQUIRE(yi.ok());
+    BOOST_REQUIRE(yic.ok());
+    BOOST_TEST(values_of(to_nhwc(*yic)) == values_of(*yi), "int32 " << p.name());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
