@@ -163,8 +163,8 @@ std::unique_ptr<ops::Kernel> make_kernel(const char* op, ops::AttrMap attrs, int
 
 std::function<void()> kernel_call(std::shared_ptr<ops::Kernel> kernel, std::vector<Tensor> inputs) {
   return [kernel, inputs]() mutable {
-    Tensor out[1];
-    ops::KernelContext ctx(inputs.data(), static_cast<int>(inputs.size()), out, 1);
+    Tensor out[8];  // the most outputs of a kernel here (LSTMBlockCell: 7)
+    ops::KernelContext ctx(inputs.data(), static_cast<int>(inputs.size()), out, 8);
     if (!kernel->compute(ctx).ok()) bench::fail("kernel failed");
   };
 }
@@ -241,6 +241,15 @@ void conv_table() {
   const Tensor in_sizes = Tensor::vector<int32_t>({8, 56, 56, 64});
   const Tensor f_sizes = Tensor::vector<int32_t>({3, 3, 64, 64});
   const Tensor big = random_tensor({1 << 20}, 11);
+  const Tensor ch = random_tensor({64}, 12), ch_var = ops::Tensor::from_vector<float>(ops::Shape{64}, std::vector<float>(64, 1.f));
+  ops::AttrMap bn_train{{"U", ops::DType::float32}, {"is_training", true}};
+  ops::AttrMap bn_infer{{"U", ops::DType::float32}, {"is_training", false}};
+  auto lstm_inputs = [](int64_t batch, int64_t cell) {
+    return std::vector<Tensor>{random_tensor({batch, cell}, 20), random_tensor({batch, cell}, 21),
+                               random_tensor({batch, cell}, 22), random_tensor({2 * cell, 4 * cell}, 23),
+                               random_tensor({cell}, 24),         random_tensor({cell}, 25),
+                               random_tensor({cell}, 26),         random_tensor({4 * cell}, 27)};
+  };
   struct Row {
     const char* name;
     std::function<void()> call;
@@ -251,6 +260,11 @@ void conv_table() {
       {"DepthwiseConv2dNative [8,56,56,64] 3x3x64x1", kernel_call(make_kernel("DepthwiseConv2dNative", same, 2), {img, dw})},
       {"MaxPool [8,56,56,64] 2x2/2", kernel_call(make_kernel("MaxPool", pool, 1), {img})},
       {"AvgPool [8,56,56,64] 2x2/2", kernel_call(make_kernel("AvgPool", pool, 1), {img})},
+      {"FusedBatchNormV3 training [8,56,56,64]", kernel_call(make_kernel("FusedBatchNormV3", bn_train, 5), {img, ch, ch, ch, ch_var})},
+      {"FusedBatchNormV3 inference [8,56,56,64]", kernel_call(make_kernel("FusedBatchNormV3", bn_infer, 5), {img, ch, ch, ch, ch_var})},
+      {"FusedBatchNormGradV3 training [8,56,56,64]", kernel_call(make_kernel("FusedBatchNormGradV3", bn_train, 6), {dy3, img, ch, ch, ch_var, ch})},
+      {"LSTMBlockCell batch 1, input 256, cell 256", kernel_call(make_kernel("LSTMBlockCell", {}, 8), lstm_inputs(1, 256))},
+      {"LSTMBlockCell batch 32, input 256, cell 256", kernel_call(make_kernel("LSTMBlockCell", {}, 8), lstm_inputs(32, 256))},
       {"Tanh 2^20 floats", kernel_call(make_kernel("Tanh", {}, 1), {big})},
       {"Exp 2^20 floats", kernel_call(make_kernel("Exp", {}, 1), {big})},
       {"Eigen portable tanh 2^20 floats (the old Tanh)", [&big] {

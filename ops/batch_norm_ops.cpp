@@ -1,7 +1,8 @@
 // The fused batch normalisations FusedBatchNorm, FusedBatchNormV2 and
 // FusedBatchNormV3 and their gradients FusedBatchNormGrad(V2, V3), with
 // TensorFlow's signatures (core/ops/nn_ops.cc) and its CPU kernels'
-// conventions, channels last (NHWC; NDHWC for V3):
+// conventions, channels last (NHWC; NDHWC for V3) or first (NCHW; NCDHW for
+// V3):
 //
 // - training: y normalises x by the batch mean and the biased batch
 //   variance; the batch_variance output is the Bessel-corrected one
@@ -15,10 +16,16 @@
 // V3's reserve_space_3 is a scalar placeholder; the gradients' trailing
 // reserve outputs are empty vectors. TensorFlow computes in float only;
 // here T is float or double (U must equal T), so gradients can be checked
-// in double.
+// in double. Float runs on oneDNN in either layout
+// (ops/cpu/dnnl_batch_norm.hpp); double on Eigen, channels last, a
+// channels-first tensor transposed in and out.
 #include <cmath>
+#include <type_traits>
 
 #include <Eigen/Core>
+
+#include "ops/cpu/dnnl_batch_norm.hpp"
+#include "ops/tensor_copy.hpp"
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
@@ -40,8 +47,38 @@ struct BatchNormAttrs {
   double epsilon = 1e-4;
   double exponential_avg_factor = 1;
   bool is_training = true;
-  int rank = 4;  // 5 for NDHWC
+  int rank = 4;  // 5 for NDHWC / NCDHW
+  bool channels_first = false;  // NCHW / NCDHW
 };
+
+const char* layout_name(const BatchNormAttrs& a) {
+  if (a.rank == 4) return a.channels_first ? "NCHW" : "NHWC";
+  return a.channels_first ? "NCDHW" : "NDHWC";
+}
+
+int64_t channels_of(const BatchNormAttrs& a, const Tensor& x) {
+  return a.channels_first ? x.dim(1) : x.dim(x.rank() - 1);
+}
+
+template <class T>
+cpu::BatchNormShape dnnl_shape(const BatchNormAttrs& a, const Tensor& x, bool training) {
+  cpu::BatchNormShape s;
+  s.dims = x.shape().dims();
+  s.channels_first = a.channels_first;
+  s.epsilon = static_cast<float>(a.epsilon);
+  s.training = training;
+  return s;
+}
+
+// Float on oneDNN when there is something to normalise: an empty batch
+// keeps Eigen's NaN statistics, as TensorFlow's.
+template <class T>
+bool on_dnnl(int64_t n, int64_t c) {
+  return std::is_same_v<T, float> && n > 0 && c > 0;
+}
+
+Tensor as_channels_last(const BatchNormAttrs& a, const Tensor& t) { return a.channels_first ? channels_last(t) : t; }
+Tensor from_channels_last(const BatchNormAttrs& a, Tensor t) { return a.channels_first ? channels_first(t) : t; }
 
 Status bad(const char* op, const std::string& what) {
   return Status(Error::invalid_argument, std::string(op) + ": " + what);
@@ -56,8 +93,8 @@ Status check_vector(const char* op, const char* name, const Tensor& t, int64_t c
 
 Status check_x(const BatchNormAttrs& a, const char* name, const Tensor& x) {
   if (x.rank() != a.rank)
-    return bad(a.op, std::string(name) + " must have rank " + std::to_string(a.rank) + " (" +
-                         (a.rank == 4 ? "NHWC" : "NDHWC") + "), got shape " + x.shape().to_string());
+    return bad(a.op, std::string(name) + " must have rank " + std::to_string(a.rank) + " (" + layout_name(a) +
+                         "), got shape " + x.shape().to_string());
   return ok_status();
 }
 
@@ -86,7 +123,7 @@ class FusedBatchNormKernel final : public Kernel {
         return input_dtype_error(a_.op, dtype_v<T>, inputs, 5);
       }
     TF_RETURN_IF_ERROR(check_x(a_, "x", x));
-    const int64_t c = x.dim(x.rank() - 1);
+    const int64_t c = channels_of(a_, x);
     const int64_t n = c == 0 ? 0 : x.num_elements() / c;
     TF_RETURN_IF_ERROR(check_vector(a_.op, "scale", ctx.input(1), c));
     TF_RETURN_IF_ERROR(check_vector(a_.op, "offset", ctx.input(2), c));
@@ -96,20 +133,35 @@ class FusedBatchNormKernel final : public Kernel {
       TF_RETURN_IF_ERROR(check_vector(a_.op, "mean", ctx.input(3), c));
       TF_RETURN_IF_ERROR(check_vector(a_.op, "variance", ctx.input(4), c));
     }
-    const Eigen::Map<const Rows<T>> xs(x.data<T>(), n, c);
-    const Row<T> scale = row_of<T>(ctx.input(1)), offset = row_of<T>(ctx.input(2));
     Row<T> mean, var;  // what y is normalised with
-    if (a_.is_training) {
-      mean = xs.colwise().sum() / T(n);  // NaN for an empty batch, as TensorFlow's
-      var = (xs.rowwise() - mean).square().colwise().sum() / T(n);
-    } else {
+    if (!a_.is_training) {
       mean = row_of<T>(ctx.input(3));
       var = row_of<T>(ctx.input(4));
     }
-    const Row<T> gain = (var + T(a_.epsilon)).rsqrt() * scale;
     Tensor y = Tensor::uninitialized(dtype_v<T>, x.shape());
-    Eigen::Map<Rows<T>>(y.mutable_data<T>(), n, c) =
-        ((xs.rowwise() - mean).rowwise() * gain).rowwise() + offset;
+    if constexpr (std::is_same_v<T, float>) {
+      if (on_dnnl<T>(n, c)) {
+        if (a_.is_training) {
+          mean.resize(c);
+          var.resize(c);
+        }
+        cpu::dnnl_batch_norm_forward(dnnl_shape<T>(a_, x, a_.is_training), x.data<T>(), ctx.input(1).data<T>(),
+                                     ctx.input(2).data<T>(), mean.data(), var.data(), y.mutable_data<T>());
+      }
+    }
+    if (!on_dnnl<T>(n, c)) {
+      const Tensor xl = as_channels_last(a_, x);
+      const Eigen::Map<const Rows<T>> xs(xl.data<T>(), n, c);
+      const Row<T> scale = row_of<T>(ctx.input(1)), offset = row_of<T>(ctx.input(2));
+      if (a_.is_training) {
+        mean = xs.colwise().sum() / T(n);  // NaN for an empty batch, as TensorFlow's
+        var = (xs.rowwise() - mean).square().colwise().sum() / T(n);
+      }
+      const Row<T> gain = (var + T(a_.epsilon)).rsqrt() * scale;
+      Tensor yl = a_.channels_first ? Tensor::uninitialized(dtype_v<T>, xl.shape()) : y;
+      Eigen::Map<Rows<T>>(yl.mutable_data<T>(), n, c) = ((xs.rowwise() - mean).rowwise() * gain).rowwise() + offset;
+      y = from_channels_last(a_, std::move(yl));
+    }
     ctx.set_output(0, std::move(y));
     if (a_.is_training) {
       const T bessel = n > 1 ? T(n) / T(n - 1) : T(1);
@@ -156,26 +208,38 @@ class FusedBatchNormGradKernel final : public Kernel {
     if (dy.shape() != x.shape())
       return bad(a_.op, "y_backprop has shape " + dy.shape().to_string() + ", x has shape " +
                             x.shape().to_string());
-    const int64_t c = x.dim(x.rank() - 1);
+    const int64_t c = channels_of(a_, x);
     const int64_t n = c == 0 ? 0 : x.num_elements() / c;
     TF_RETURN_IF_ERROR(check_vector(a_.op, "scale", ctx.input(2), c));
     TF_RETURN_IF_ERROR(check_vector(a_.op, "reserve_space_1", ctx.input(3), c));
     TF_RETURN_IF_ERROR(check_vector(a_.op, "reserve_space_2", ctx.input(4), c));
-    const Eigen::Map<const Rows<T>> xs(x.data<T>(), n, c), g(dy.data<T>(), n, c);
-    const Row<T> scale = row_of<T>(ctx.input(2)), mean = row_of<T>(ctx.input(3));
-    const Row<T> inv = (row_of<T>(ctx.input(4)) + T(a_.epsilon)).rsqrt();
-    const Rows<T> x_hat = (xs.rowwise() - mean).rowwise() * inv;
-    const Row<T> offset_bp = g.colwise().sum();
-    const Row<T> scale_bp = (g * x_hat).colwise().sum();
     Tensor dx = Tensor::uninitialized(dtype_v<T>, x.shape());
-    Eigen::Map<Rows<T>> d(dx.mutable_data<T>(), n, c);
-    const Row<T> gain = scale * inv;
-    if (a_.is_training && n > 0) {
-      // The batch statistics depend on x too: remove the gradient's mean
-      // and its projection on x_hat.
-      d = ((g.rowwise() - offset_bp / T(n)) - x_hat.rowwise() * (scale_bp / T(n))).rowwise() * gain;
-    } else {
-      d = g.rowwise() * gain;
+    Row<T> scale_bp(c), offset_bp(c);
+    if constexpr (std::is_same_v<T, float>) {
+      if (on_dnnl<T>(n, c))
+        cpu::dnnl_batch_norm_backward(dnnl_shape<T>(a_, x, a_.is_training), dy.data<T>(), x.data<T>(),
+                                      ctx.input(2).data<T>(), ctx.input(3).data<T>(), ctx.input(4).data<T>(),
+                                      dx.mutable_data<T>(), scale_bp.data(), offset_bp.data());
+    }
+    if (!on_dnnl<T>(n, c)) {
+      const Tensor xl = as_channels_last(a_, x), gl = as_channels_last(a_, dy);
+      const Eigen::Map<const Rows<T>> xs(xl.data<T>(), n, c), g(gl.data<T>(), n, c);
+      const Row<T> scale = row_of<T>(ctx.input(2)), mean = row_of<T>(ctx.input(3));
+      const Row<T> inv = (row_of<T>(ctx.input(4)) + T(a_.epsilon)).rsqrt();
+      const Rows<T> x_hat = (xs.rowwise() - mean).rowwise() * inv;
+      offset_bp = g.colwise().sum();
+      scale_bp = (g * x_hat).colwise().sum();
+      Tensor dxl = a_.channels_first ? Tensor::uninitialized(dtype_v<T>, xl.shape()) : dx;
+      Eigen::Map<Rows<T>> d(dxl.mutable_data<T>(), n, c);
+      const Row<T> gain = scale * inv;
+      if (a_.is_training && n > 0) {
+        // The batch statistics depend on x too: remove the gradient's mean
+        // and its projection on x_hat.
+        d = ((g.rowwise() - offset_bp / T(n)) - x_hat.rowwise() * (scale_bp / T(n))).rowwise() * gain;
+      } else {
+        d = g.rowwise() * gain;
+      }
+      dx = from_channels_last(a_, std::move(dxl));
     }
     ctx.set_output(0, std::move(dx));
     ctx.set_output(1, tensor_of<T>(scale_bp));
@@ -201,11 +265,11 @@ KernelFactory batch_norm_factory(const char* op, int version) {
     }
     TF_ASSIGN_OR_RETURN(a.is_training, init.attr<bool>("is_training"));
     TF_ASSIGN_OR_RETURN(std::string format, init.attr<std::string>("data_format"));
-    if (format == "NDHWC" && version == 3) {
+    if ((format == "NDHWC" || format == "NCDHW") && version == 3) {
       a.rank = 5;
-    } else if (format == "NCHW" || (format == "NCDHW" && version == 3)) {
-      return Status(Error::unimplemented, std::string(op) + " '" + init.node_name + "': data_format " +
-                                              format + " is not implemented (only channels last)");
+      a.channels_first = format == "NCDHW";
+    } else if (format == "NCHW") {
+      a.channels_first = true;
     } else if (format != "NHWC") {
       return bad(op, "data_format must be NHWC or NCHW" +
                          std::string(version == 3 ? ", NDHWC or NCDHW" : "") + ", got '" + format + "'");

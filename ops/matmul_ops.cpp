@@ -8,7 +8,6 @@
 #include <Eigen/Core>
 
 #include "ops/cpu/dnnl_matmul.hpp"
-#include "ops/cpu/isa_kernels.hpp"
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
@@ -49,14 +48,8 @@ void multiply(const MatrixArg<T>& a, const MatrixArg<T>& b, T* out) {
   else O.noalias() = A.transpose() * B.transpose();
 }
 
-// Products with fewer multiply-adds than this, and matrix-vector products,
-// run on Eigen built for the machine's instruction set
-// (ops/cpu/isa_kernels.hpp): oneDNN's fixed cost of a call (~1 µs) is more
-// than their work (1x64x64: 0.3 µs on Eigen, 1.0 on oneDNN called directly;
-// bench/kernels_bench.cpp).
-constexpr int64_t kMinDnnlProduct = int64_t{1} << 15;
-
-// Float products, over `batch` consecutive pairs.
+// Float products, over `batch` consecutive pairs: oneDNN, or Eigen built
+// for the machine for small ones (cpu::matmul_f32).
 void multiply(const MatrixArg<float>& a, const MatrixArg<float>& b, float* out, int64_t batch = 1) {
   cpu::MatMulShape s;
   s.batch = batch;
@@ -65,8 +58,7 @@ void multiply(const MatrixArg<float>& a, const MatrixArg<float>& b, float* out, 
   s.n = b.transpose ? b.rows : b.cols;
   s.transpose_a = a.transpose;
   s.transpose_b = b.transpose;
-  if (s.m == 1 || s.n == 1 || s.m * s.k * s.n < kMinDnnlProduct) cpu::isa_kernels().matmul(s, a.data, b.data, out);
-  else cpu::dnnl_matmul(s, a.data, b.data, out);
+  cpu::matmul_f32(s, a.data, b.data, out);
 }
 
 // An output of m x n products over `inner` terms: zero-filled only when

@@ -20,9 +20,14 @@
 // GRUBlockCellGrad returns d_x, d_h_prev, d_c_bar and d_r_bar_u_bar (the
 // gradients of the pre-activations of c and of [r, u]).
 //
-// TensorFlow computes these in half/float; here in float and double. The
-// matrix products are Eigen's.
+// TensorFlow computes these in half/float; here in float and double. Float
+// products run on tagflow's float product (oneDNN, or Eigen built for the
+// machine for small ones: ops/cpu/dnnl_matmul.hpp), double ones on Eigen.
+#include <type_traits>
+
 #include <Eigen/Core>
+
+#include "ops/cpu/dnnl_matmul.hpp"
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
@@ -64,6 +69,32 @@ Tensor vector_of(const Row<T>& r) {
   Tensor t = Tensor::uninitialized(dtype_v<T>, Shape{r.size()});
   Eigen::Map<Row<T>>(t.mutable_data<T>(), r.size()) = r;
   return t;
+}
+
+// a [m, k] * b [k, n] (b^T when `transpose_b`: b is [n, k]) for the
+// cells' gates: float on tagflow's product (oneDNN, or Eigen built for the
+// machine when small: ops/cpu/dnnl_matmul.hpp), double on Eigen.
+template <class T, class A>
+Rows<T> product(const A& a, const Tensor& b, bool transpose_b = false) {
+  const int64_t n = transpose_b ? b.dim(0) : b.dim(1);
+  if constexpr (std::is_same_v<T, float>) {
+    const Matrix<T>& lhs = a;  // a itself, or a contiguous copy
+    Rows<T> out(lhs.rows(), n);
+    if (lhs.cols() == 0) {
+      out.setZero();
+      return out;
+    }
+    cpu::MatMulShape s;
+    s.m = lhs.rows();
+    s.k = lhs.cols();
+    s.n = n;
+    s.transpose_b = transpose_b;
+    cpu::matmul_f32(s, lhs.data(), b.data<T>(), out.data());
+    return out;
+  } else {
+    if (transpose_b) return (a * matrix<T>(b).transpose()).array();
+    return (a * matrix<T>(b)).array();
+  }
 }
 
 template <class T>
@@ -148,7 +179,7 @@ class LSTMBlockCellKernel final : public Kernel {
     int64_t batch = 0, cell = 0;
     TF_RETURN_IF_ERROR(check_lstm_inputs(op, ctx, &batch, &cell));
     const Matrix<T> xh = concat<T>(ctx.input(0), matrix<T>(ctx.input(2)));
-    Rows<T> icfo = (xh * matrix<T>(ctx.input(3))).array();
+    Rows<T> icfo = product<T>(xh, ctx.input(3));
     icfo.rowwise() += row<T>(ctx.input(7));
     const auto cs_prev = rows<T>(ctx.input(1));
     const T peep = a_.use_peephole ? T(1) : T(0);
@@ -239,12 +270,12 @@ class GRUBlockCellKernel final : public Kernel {
     int64_t batch = 0, input = 0, cell = 0;
     TF_RETURN_IF_ERROR(check_gru_inputs(op, ctx, &batch, &input, &cell));
     const auto h_prev = rows<T>(ctx.input(1));
-    Rows<T> ru_bar = (concat<T>(ctx.input(0), matrix<T>(ctx.input(1))) * matrix<T>(ctx.input(2))).array();
+    Rows<T> ru_bar = product<T>(concat<T>(ctx.input(0), matrix<T>(ctx.input(1))), ctx.input(2));
     ru_bar.rowwise() += row<T>(ctx.input(4));
     const Rows<T> ru = sigmoid<T>(ru_bar);
     const Rows<T> r = ru.leftCols(cell), u = ru.rightCols(cell);
     const Matrix<T> rh = (r * h_prev).matrix();
-    Rows<T> c_bar = (concat<T>(ctx.input(0), rh) * matrix<T>(ctx.input(3))).array();
+    Rows<T> c_bar = product<T>(concat<T>(ctx.input(0), rh), ctx.input(3));
     c_bar.rowwise() += row<T>(ctx.input(5));
     const Rows<T> c = c_bar.tanh();
     ctx.set_output(0, tensor_of<T>(r));
@@ -272,13 +303,13 @@ class GRUBlockCellGradKernel final : public Kernel {
     const Rows<T> d_c_bar = d_h * (T(1) - u) * (T(1) - c * c);
     const Rows<T> d_u_bar = d_h * (h_prev - c) * u * (T(1) - u);
     // Through c: d[x, r * h_prev] = d_c_bar * w_c^T.
-    const Rows<T> d_xrh = (d_c_bar.matrix() * matrix<T>(ctx.input(3)).transpose()).array();
+    const Rows<T> d_xrh = product<T>(d_c_bar.matrix(), ctx.input(3), true);
     const Rows<T> d_rh = d_xrh.rightCols(cell);
     const Rows<T> d_r_bar = d_rh * h_prev * r * (T(1) - r);
     Rows<T> d_ru_bar(batch, 2 * cell);
     d_ru_bar << d_r_bar, d_u_bar;
     // Through r and u: d[x, h_prev] = d_ru_bar * w_ru^T.
-    const Rows<T> d_xh = (d_ru_bar.matrix() * matrix<T>(ctx.input(2)).transpose()).array();
+    const Rows<T> d_xh = product<T>(d_ru_bar.matrix(), ctx.input(2), true);
     ctx.set_output(0, tensor_of<T>(d_xh.leftCols(input) + d_xrh.leftCols(input)));
     ctx.set_output(1, tensor_of<T>(d_xh.rightCols(cell) + d_rh * r + d_h * u));
     ctx.set_output(2, tensor_of<T>(d_c_bar));

@@ -1,7 +1,6 @@
 // Window attrs and output sizes of the convolution and pooling kernels.
 #include "ops/spatial_window.hpp"
 
-#include <array>
 #include <vector>
 
 #include "ops/tensor_copy.hpp"
@@ -197,26 +196,8 @@ Status compute_output_size(const char* op, const WindowAttrs& w, ConvGeometry& g
   return ok_status();
 }
 
-namespace {
-
-// t [d0, d1, d2, d3] with its dimensions permuted: dimension i of the
-// result is dimension perm[i] of t.
-Tensor permuted(const Tensor& t, std::array<int, 4> perm) {
-  const std::vector<int64_t> strides = row_major_strides(t.shape());
-  StridedView v;
-  for (int d : perm) {
-    v.dims.push_back(t.dim(d));
-    v.strides.push_back(strides[d]);
-  }
-  Tensor out = Tensor::uninitialized(t.dtype(), Shape{v.dims[0], v.dims[1], v.dims[2], v.dims[3]});
-  strided_copy(t, v, out);
-  return out;
-}
-
-}  // namespace
-
-Tensor image_as_nhwc(const ConvGeometry& g, const Tensor& t) { return g.nchw ? permuted(t, {0, 2, 3, 1}) : t; }
-Tensor image_from_nhwc(const ConvGeometry& g, Tensor t) { return g.nchw ? permuted(t, {0, 3, 1, 2}) : t; }
+Tensor image_as_nhwc(const ConvGeometry& g, const Tensor& t) { return g.nchw ? channels_last(t) : t; }
+Tensor image_from_nhwc(const ConvGeometry& g, Tensor t) { return g.nchw ? channels_first(t) : t; }
 
 Expected<Shape> read_shape4(const char* op, const char* what, const Tensor& t) {
   const bool i32 = t.dtype() == DType::int32, i64 = t.dtype() == DType::int64;

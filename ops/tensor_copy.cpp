@@ -258,4 +258,37 @@ std::vector<int64_t> row_major_strides(const Shape& shape) {
   return strides;
 }
 
+namespace {
+
+// t with its dimensions in the order `perm` (dimension i of the result is
+// dimension perm[i] of t).
+Tensor permuted(const Tensor& t, const std::vector<int>& perm) {
+  const std::vector<int64_t> strides = row_major_strides(t.shape());
+  StridedView v;
+  Shape shape;
+  for (int d : perm) {
+    v.dims.push_back(t.dim(d));
+    v.strides.push_back(strides[static_cast<size_t>(d)]);
+    shape.add_dim(t.dim(d));
+  }
+  Tensor out = Tensor::uninitialized(t.dtype(), shape);
+  strided_copy(t, v, out);
+  return out;
+}
+
+}  // namespace
+
+Tensor channels_last(const Tensor& t) {
+  std::vector<int> perm{0};
+  for (int d = 2; d < t.rank(); ++d) perm.push_back(d);
+  perm.push_back(1);
+  return permuted(t, perm);
+}
+
+Tensor channels_first(const Tensor& t) {
+  std::vector<int> perm{0, t.rank() - 1};
+  for (int d = 1; d + 1 < t.rank(); ++d) perm.push_back(d);
+  return permuted(t, perm);
+}
+
 }  // namespace tagflow::ops

@@ -62,4 +62,9 @@ std::optional<StridedView> broadcast_view(const Shape& from, const Shape& to);
 // Row-major element strides of a shape: {12, 4, 1} for [2,3,4].
 std::vector<int64_t> row_major_strides(const Shape& shape);
 
+// t (rank >= 2) with dimension 1 moved last — NCHW to NHWC, NCDHW to
+// NDHWC — and back: for kernels that compute channels last only.
+Tensor channels_last(const Tensor& t);
+Tensor channels_first(const Tensor& t);
+
 }  // namespace tagflow::ops

@@ -71,6 +71,7 @@ enum class PrimitiveKind : int64_t {
   matmul = 1,
   convolution = 2,
   pooling = 3,
+  batch_norm = 4,
 };
 
 namespace detail {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/cpu/dnnl.hpp"
+#include "ops/cpu/isa_kernels.hpp"
 #include "ops/cpu/parallel.hpp"
 
 namespace tagflow::ops::cpu {
@@ -106,6 +107,11 @@ void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* ou
       run_block(blk, ap, bp, cp);
     }
   }
+}
+
+void matmul_f32(const MatMulShape& s, const float* a, const float* b, float* out) {
+  if (s.m == 1 || s.n == 1 || s.m * s.k * s.n < kMinDnnlProduct) isa_kernels().matmul(s, a, b, out);
+  else dnnl_matmul(s, a, b, out);
 }
 
 }  // namespace tagflow::ops::cpu

@@ -26,4 +26,16 @@ struct MatMulShape {
 // out is zero-filled.
 void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out);
 
+// Products with fewer multiply-adds than this, and matrix-vector products,
+// run on Eigen built for the machine's instruction set
+// (ops/cpu/isa_kernels.hpp): oneDNN's fixed cost of a call (~1 µs) is more
+// than their work (1x64x64: 0.3 µs on Eigen, 1.0 on oneDNN called
+// directly; bench/kernels_bench.cpp).
+inline constexpr int64_t kMinDnnlProduct = int64_t{1} << 15;
+
+// The float product of tagflow's kernels (MatMul, BatchMatMul, the RNN
+// cells): dnnl_matmul, or the instruction-set table's Eigen product for
+// small ones. As dnnl_matmul, except that with k == 0 nothing is written.
+void matmul_f32(const MatMulShape& s, const float* a, const float* b, float* out);
+
 }  // namespace tagflow::ops::cpu

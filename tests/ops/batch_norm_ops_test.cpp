@@ -174,9 +174,17 @@ BOOST_AUTO_TEST_CASE(batch_norm_errors) {
                       "mean must be a vector of 3"));
   AttrMap nchw = bn_attrs(DType::float64, true);
   nchw["data_format"] = "NCHW";
-  BOOST_TEST(error_of("FusedBatchNormV3", in.all(), nchw) ==
-             "unimplemented: FusedBatchNormV3 'test_FusedBatchNormV3': data_format NCHW is not implemented "
-             "(only channels last)");
+  // kX [2,3,4,3] read as NCHW has 3 channels in dimension 1; [2,4,3,3] 4.
+  BOOST_TEST(contains(error_of("FusedBatchNormV3", {random_tensor<double>({2, 4, 3, 3}, 1), in.scale, in.offset,
+                                                    in.mean, in.var},
+                               nchw),
+                      "scale must be a vector of 4 elements"));
+  BOOST_TEST(error_of("FusedBatchNormV3", {random_tensor<double>({2, 3, 4}, 1), in.scale, in.offset, in.mean, in.var},
+                      nchw) ==
+             "invalid_argument: FusedBatchNormV3: x must have rank 4 (NCHW), got shape [2,3,4]");
+  AttrMap ncdhw = bn_attrs(DType::float64, true);
+  ncdhw["data_format"] = "NCDHW";
+  BOOST_TEST(contains(error_of("FusedBatchNormV2", in.all(), ncdhw), "data_format must be NHWC or NCHW, got 'NCDHW'"));
   AttrMap mixed = bn_attrs(DType::float64, true);
   mixed["U"] = DType::float32;
   BOOST_TEST(contains(error_of("FusedBatchNormV3", in.all(), mixed), "computes only with U equal to T"));
@@ -184,6 +192,92 @@ BOOST_AUTO_TEST_CASE(batch_norm_errors) {
                                                         in.mean, in.var},
                                bn_attrs(DType::float64, true)),
                       "y_backprop has shape [2,2,2,3], x has shape [2,3,4,3]"));
+}
+
+// Float runs on oneDNN (batch_norm_ops.cpp): against the double kernels on
+// the same values, channels last and first, 4-D and 5-D, training (with and
+// without a running average) and inference, and the gradients of both.
+
+namespace {
+
+Tensor as_double(const Tensor& t) { return Tensor::from_vector<double>(t.shape(), values_of(t)); }
+Tensor to_channels_first(const Tensor& t) {
+  std::vector<int32_t> perm{0, static_cast<int32_t>(t.rank() - 1)};
+  for (int d = 1; d + 1 < t.rank(); ++d) perm.push_back(d);
+  Expected<Tensor> out = run_op1("Transpose", {t, Tensor::vector<int32_t>(perm)});
+  BOOST_REQUIRE(out.ok());
+  return *out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(float_batch_norm_agrees_with_double_in_every_layout) {
+  struct Case {
+    Shape x;
+    const char* last;
+    const char* first;
+  };
+  for (const Case& k : {Case{{2, 5, 6, 7}, "NHWC", "NCHW"}, Case{{1, 1, 1, 3}, "NHWC", "NCHW"},
+                        Case{{2, 3, 4, 5, 6}, "NDHWC", "NCDHW"}, Case{{16, 9, 9, 32}, "NHWC", "NCHW"}}) {
+    const int64_t c = k.x.dim(k.x.rank() - 1);
+    const Tensor x = random_tensor<float>(k.x, 11, -2, 3), scale = random_tensor<float>({c}, 12, 0.5, 2);
+    const Tensor offset = random_tensor<float>({c}, 13), mean = random_tensor<float>({c}, 14);
+    const Tensor var = random_tensor<float>({c}, 15, 0.5, 1.5), dy = random_tensor<float>(k.x, 16);
+    for (bool training : {true, false})
+      for (double factor : {1.0, 0.25}) {
+        if (!training && factor != 1.0) continue;
+        AttrMap dbl = bn_attrs(DType::float64, training, 1e-3, factor);
+        dbl["data_format"] = std::string(k.last);
+        Expected<std::vector<Tensor>> want = run_op(
+            "FusedBatchNormV3", {as_double(x), as_double(scale), as_double(offset), as_double(mean), as_double(var)},
+            dbl);
+        BOOST_REQUIRE(want.ok());
+        Expected<std::vector<Tensor>> want_grad = run_op(
+            "FusedBatchNormGradV3",
+            {as_double(dy), as_double(x), as_double(scale), (*want)[3], (*want)[4], (*want)[5]}, dbl);
+        BOOST_REQUIRE(want_grad.ok());
+        for (bool first : {false, true}) {
+          const std::string what = k.x.to_string() + (first ? k.first : k.last) + (training ? " training" : " inference") +
+                                   " factor " + std::to_string(factor);
+          AttrMap flt = bn_attrs(DType::float32, training, 1e-3, factor);
+          flt["data_format"] = std::string(first ? k.first : k.last);
+          const Tensor xf = first ? to_channels_first(x) : x, dyf = first ? to_channels_first(dy) : dy;
+          Expected<std::vector<Tensor>> got = run_op("FusedBatchNormV3", {xf, scale, offset, mean, var}, flt);
+          BOOST_REQUIRE_MESSAGE(got.ok(), what << ": " << got.status().to_string());
+          const Tensor y = first ? to_channels_first((*want)[0]) : (*want)[0];
+          BOOST_TEST(max_abs_diff(values_of((*got)[0]), values_of(y)) < 2e-5, what);
+          for (int i = 1; i < 5; ++i)  // batch and reserve statistics
+            BOOST_TEST(max_abs_diff(values_of((*got)[i]), values_of((*want)[i])) < 2e-5, what << " output " << i);
+          Expected<std::vector<Tensor>> grad =
+              run_op("FusedBatchNormGradV3", {dyf, xf, scale, (*got)[3], (*got)[4], (*got)[5]}, flt);
+          BOOST_REQUIRE_MESSAGE(grad.ok(), what << ": " << grad.status().to_string());
+          const Tensor dx = first ? to_channels_first((*want_grad)[0]) : (*want_grad)[0];
+          BOOST_TEST(max_abs_diff(values_of((*grad)[0]), values_of(dx)) < 1e-4, what);
+          // sums over the n = batch x pixels values of a channel
+          const double n = static_cast<double>(k.x.num_elements() / c);
+          for (int i = 1; i < 3; ++i)
+            BOOST_TEST(max_abs_diff(values_of((*grad)[i]), values_of((*want_grad)[i])) < 1e-5 * n + 1e-5,
+                       what << " gradient " << i);
+        }
+      }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(double_batch_norm_channels_first_is_the_transposed_last) {
+  const Inputs in;
+  for (bool training : {true, false}) {
+    AttrMap last = bn_attrs(DType::float64, training), first = last;
+    first["data_format"] = std::string("NCHW");
+    // kX [2,3,4,3] as NHWC; its NCHW twin is [2,3,3,4].
+    Expected<std::vector<Tensor>> a = run_op("FusedBatchNormV3", in.all(), last);
+    std::vector<Tensor> v = in.all();
+    v[0] = to_channels_first(in.x);
+    Expected<std::vector<Tensor>> b = run_op("FusedBatchNormV3", v, first);
+    BOOST_REQUIRE(a.ok());
+    BOOST_REQUIRE_MESSAGE(b.ok(), b.status().to_string());
+    BOOST_TEST(values_of((*b)[0]) == values_of(to_channels_first((*a)[0])));
+    for (int i = 1; i < 5; ++i) BOOST_TEST(values_of((*b)[i]) == values_of((*a)[i]));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
