@@ -121,17 +121,47 @@ dnnl::primitive_attr scratchpad_attr() {
   return attr;
 }
 
+dnnl::primitive_attr epilogue_attr(const Epilogue& e, const dnnl::memory::desc& bias_md) {
+  dnnl::primitive_attr attr = scratchpad_attr();
+  dnnl::post_ops ops;
+  if (e.bias != nullptr) ops.append_binary(dnnl::algorithm::binary_add, bias_md);
+  if (e.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+int epilogue_bias_arg() { return DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1; }
+
 dnnl::memory dnnl_memory(const dnnl::memory::desc& md, const void* data) {
   return dnnl::memory(md, dnnl_engine(), const_cast<void*>(data));
 }
+
+namespace {
+
+// Runs p with `args` through oneDNN's C interface from an array on the
+// stack: the C++ wrapper copies the arguments into a vector on every call.
+void execute(const dnnl::primitive& p, dnnl::stream& s, const std::unordered_map<int, dnnl::memory>& args) {
+  constexpr size_t kMaxArgs = 16;
+  dnnl_exec_arg_t c_args[kMaxArgs];
+  if (args.size() > kMaxArgs) {
+    p.execute(s, args);
+  } else {
+    int n = 0;
+    for (const auto& [arg, memory] : args) c_args[n++] = {arg, memory.get()};
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), s.get(), n, c_args),
+                            "could not execute a primitive");
+  }
+  s.wait();
+}
+
+}  // namespace
 
 void dnnl_execute(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
                   std::unordered_map<int, dnnl::memory>& args) {
   dnnl::stream& s = dnnl_stream();
   const size_t bytes = scratch.get_size();
   if (bytes == 0) {
-    p.execute(s, args);
-    s.wait();
+    execute(p, s, args);
     return;
   }
   // The thread keeps its largest scratchpad rather than allocating one a
@@ -147,9 +177,9 @@ void dnnl_execute(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
       if (budget) budget->release(static_cast<int64_t>(bytes));
     }
   } release{budget, bytes};
-  args[DNNL_ARG_SCRATCHPAD] = dnnl_memory(scratch, data);
-  p.execute(s, args);
-  s.wait();
+  dnnl::memory& pad = args[DNNL_ARG_SCRATCHPAD];
+  if (!pad || pad.get_data_handle() != data) pad = dnnl_memory(scratch, data);
+  execute(p, s, args);
 }
 
 

@@ -95,6 +95,24 @@ Entry& cached_primitive(const PrimitiveKey& key, Make&& make) {
 // Primitive attributes with a user scratchpad.
 dnnl::primitive_attr scratchpad_attr();
 
+// What a product or convolution does to its result before storing it
+// (_FusedMatMul, _FusedConv2D): add a bias per output channel, then
+// perhaps Relu — as oneDNN post-ops, which apply to the finished sum, and
+// only exact ones (one rounding for the addition, max(x, 0)), so that the
+// values are bitwise those of the separate BiasAdd and Relu kernels.
+struct Epilogue {
+  const float* bias = nullptr;  // out_channels values, or none
+  bool relu = false;
+  bool empty() const { return bias == nullptr && !relu; }
+  int64_t key() const { return (bias != nullptr ? 1 : 0) | (relu ? 2 : 0); }
+};
+
+// scratchpad_attr() with e's post-ops; `bias_md` describes the bias as the
+// binary post-op's second source (broadcast over the result).
+dnnl::primitive_attr epilogue_attr(const Epilogue& e, const dnnl::memory::desc& bias_md);
+// The execution argument of the bias of epilogue_attr's post-ops.
+int epilogue_bias_arg();
+
 // Executes `p` on the thread's stream and waits; adds a scratchpad of the
 // size `scratchpad` (the primitive descriptor's, kept with the cached
 // primitive) from the thread's own memory, charged to the calling

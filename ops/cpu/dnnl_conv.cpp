@@ -53,9 +53,9 @@ Window window_of(const ConvShape& s) {
                  after(s.in_w, s.out_w, s.k_w, s.stride_w, s.dilation_w, s.pad_left)}};
 }
 
-PrimitiveKey key_of(Pass pass, const ConvShape& s) {
+PrimitiveKey key_of(Pass pass, const ConvShape& s, const Epilogue& epilogue = Epilogue()) {
   PrimitiveKey key(static_cast<int64_t>(PrimitiveKind::convolution));
-  key.add(static_cast<int64_t>(pass))
+  key.add(static_cast<int64_t>(pass) | epilogue.key() << 8)
       .add(dims{s.batch, s.in_h, s.in_w, s.in_c, s.out_h, s.out_w, s.out_c, s.k_h, s.k_w})
       .add(dims{s.stride_h, s.stride_w, s.dilation_h, s.dilation_w, s.pad_top, s.pad_left})
       .add(int64_t{s.depthwise} | int64_t{s.nchw} << 1);
@@ -103,6 +103,7 @@ struct Entry {
   PrimitiveDesc pd;
   Primitive prim;
   memory image, filter, other;  // src/diff_src, weights/diff_weights, dst/diff_dst
+  memory bias;                  // the epilogue's, if any
   memory::desc scratchpad;
   std::unordered_map<int, memory> args;
   FilterReorder reorder;
@@ -112,20 +113,27 @@ using ForwardEntry = Entry<dnnl::convolution_forward::primitive_desc, dnnl::conv
 using DataEntry = Entry<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>;
 using WeightsEntry = Entry<dnnl::convolution_backward_weights::primitive_desc, dnnl::convolution_backward_weights>;
 
-dnnl::convolution_forward::primitive_desc forward_pd(const ConvShape& s, dnnl::prop_kind kind) {
+// The bias of an epilogue as a binary post-op's operand: one value per
+// output channel, broadcast over batch and pixels.
+memory::desc bias_md(const ConvShape& s) { return memory::desc({1, s.out_c, 1, 1}, dt::f32, tag::nchw); }
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvShape& s, dnnl::prop_kind kind,
+                                                     const Epilogue& epilogue = Epilogue()) {
   const Window w = window_of(s);
   dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, src_md(s), any_filter_md(s),
                                     dst_md(s), w.strides, w.dilates, w.pad_l, w.pad_r);
-  return dnnl::convolution_forward::primitive_desc(d, scratchpad_attr(), dnnl_engine());
+  return dnnl::convolution_forward::primitive_desc(d, epilogue_attr(epilogue, bias_md(s)), dnnl_engine());
 }
 
-ForwardEntry& forward_entry(const ConvShape& s) {
-  return cached_primitive<ForwardEntry>(key_of(Pass::forward, s), [&] {
-    auto pd = forward_pd(s, dnnl::prop_kind::forward_inference);
+ForwardEntry& forward_entry(const ConvShape& s, const Epilogue& epilogue) {
+  return cached_primitive<ForwardEntry>(key_of(Pass::forward, s, epilogue), [&] {
+    auto pd = forward_pd(s, dnnl::prop_kind::forward_inference, epilogue);
     ForwardEntry e{pd, dnnl::convolution_forward(pd), dnnl_memory(pd.src_desc(), nullptr),
                    dnnl_memory(pd.weights_desc(), nullptr), dnnl_memory(pd.dst_desc(), nullptr),
-                   pd.scratchpad_desc(), {}, FilterReorder(user_filter_md(s), pd.weights_desc())};
+                   dnnl_memory(bias_md(s), nullptr), pd.scratchpad_desc(), {},
+                   FilterReorder(user_filter_md(s), pd.weights_desc())};
     e.args = {{DNNL_ARG_SRC, e.image}, {DNNL_ARG_WEIGHTS, e.filter}, {DNNL_ARG_DST, e.other}};
+    if (epilogue.bias != nullptr) e.args[epilogue_bias_arg()] = e.bias;
     return e;
   });
 }
@@ -138,7 +146,7 @@ DataEntry& data_entry(const ConvShape& s) {
     dnnl::convolution_backward_data::primitive_desc pd(d, scratchpad_attr(), dnnl_engine(),
                                                        forward_pd(s, dnnl::prop_kind::forward_training));
     DataEntry e{pd, dnnl::convolution_backward_data(pd), dnnl_memory(pd.diff_src_desc(), nullptr),
-                dnnl_memory(pd.weights_desc(), nullptr), dnnl_memory(pd.diff_dst_desc(), nullptr),
+                dnnl_memory(pd.weights_desc(), nullptr), dnnl_memory(pd.diff_dst_desc(), nullptr), {},
                 pd.scratchpad_desc(), {}, FilterReorder(user_filter_md(s), pd.weights_desc())};
     e.args = {{DNNL_ARG_DIFF_SRC, e.image}, {DNNL_ARG_WEIGHTS, e.filter}, {DNNL_ARG_DIFF_DST, e.other}};
     return e;
@@ -154,7 +162,7 @@ WeightsEntry& weights_entry(const ConvShape& s) {
     dnnl::convolution_backward_weights::primitive_desc pd(d, scratchpad_attr(), dnnl_engine(),
                                                           forward_pd(s, dnnl::prop_kind::forward_training));
     WeightsEntry e{pd, dnnl::convolution_backward_weights(pd), dnnl_memory(pd.src_desc(), nullptr),
-                   dnnl_memory(pd.diff_weights_desc(), nullptr), dnnl_memory(pd.diff_dst_desc(), nullptr),
+                   dnnl_memory(pd.diff_weights_desc(), nullptr), dnnl_memory(pd.diff_dst_desc(), nullptr), {},
                    pd.scratchpad_desc(), {}, FilterReorder(pd.diff_weights_desc(), user_filter_md(s))};
     e.args = {{DNNL_ARG_SRC, e.image}, {DNNL_ARG_DIFF_WEIGHTS, e.filter}, {DNNL_ARG_DIFF_DST, e.other}};
     return e;
@@ -197,9 +205,11 @@ int64_t filter_elements(const ConvShape& s) {
 
 }  // namespace
 
-void dnnl_conv_forward(const ConvShape& s, const float* x, const float* filter, float* y) {
+void dnnl_conv_forward(const ConvShape& s, const float* x, const float* filter, float* y,
+                       const Epilogue& epilogue) {
   for_each_share(s, share_count(s), [&](int, const ConvShape& share, int64_t b0) {
-    ForwardEntry& e = forward_entry(share);
+    ForwardEntry& e = forward_entry(share, epilogue);
+    if (epilogue.bias != nullptr) e.bias.set_data_handle(const_cast<float*>(epilogue.bias));
     Tensor scratch;
     e.filter.set_data_handle(const_cast<void*>(filter_for(e, filter, scratch)));
     e.image.set_data_handle(const_cast<float*>(x + b0 * in_image(s)));

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "ops/cpu/dnnl.hpp"
+
 namespace tagflow::ops::cpu {
 
 struct ConvShape {
@@ -29,8 +31,10 @@ struct ConvShape {
   bool nchw = false;       // images [batch, c, h, w], else [batch, h, w, c]
 };
 
-// y = conv(x, filter). Every size is > 0.
-void dnnl_conv_forward(const ConvShape& s, const float* x, const float* filter, float* y);
+// y = conv(x, filter), then the epilogue (a bias of out_c values, Relu).
+// Every size is > 0.
+void dnnl_conv_forward(const ConvShape& s, const float* x, const float* filter, float* y,
+                       const Epilogue& epilogue = Epilogue());
 // dx = the gradient of conv(x, filter) with respect to x, given dy.
 void dnnl_conv_backward_data(const ConvShape& s, const float* filter, const float* dy, float* dx);
 // dfilter = the gradient with respect to the filter, given x and dy.

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "ops/cpu/dnnl.hpp"
+
 namespace tagflow::ops::cpu {
 
 struct MatMulShape {
@@ -23,8 +25,9 @@ struct MatMulShape {
 };
 
 // out must hold batch * m * n floats; nothing is read from it. With k == 0
-// out is zero-filled.
-void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out);
+// out is zero-filled. The epilogue's bias has n values (k > 0 only).
+void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out,
+                 const Epilogue& epilogue = Epilogue());
 
 // Products with fewer multiply-adds than this, and matrix-vector products,
 // run on Eigen built for the machine's instruction set
@@ -37,5 +40,7 @@ inline constexpr int64_t kMinDnnlProduct = int64_t{1} << 15;
 // cells): dnnl_matmul, or the instruction-set table's Eigen product for
 // small ones. As dnnl_matmul, except that with k == 0 nothing is written.
 void matmul_f32(const MatMulShape& s, const float* a, const float* b, float* out);
+// Whether matmul_f32 runs s on oneDNN.
+bool on_dnnl(const MatMulShape& s);
 
 }  // namespace tagflow::ops::cpu
