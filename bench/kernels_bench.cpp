@@ -242,6 +242,13 @@ void conv_table() {
   const Tensor f_sizes = Tensor::vector<int32_t>({3, 3, 64, 64});
   const Tensor big = random_tensor({1 << 20}, 11);
   const Tensor ch = random_tensor({64}, 12), ch_var = ops::Tensor::from_vector<float>(ops::Shape{64}, std::vector<float>(64, 1.f));
+  ops::AttrMap fused = same;
+  {
+    ops::AttrList names;
+    names.s = {"BiasAdd", "Relu"};
+    fused["fused_ops"] = names;
+    fused["num_args"] = int64_t{1};
+  }
   ops::AttrMap bn_train{{"U", ops::DType::float32}, {"is_training", true}};
   ops::AttrMap bn_infer{{"U", ops::DType::float32}, {"is_training", false}};
   auto lstm_inputs = [](int64_t batch, int64_t cell) {
@@ -265,6 +272,21 @@ void conv_table() {
       {"FusedBatchNormGradV3 training [8,56,56,64]", kernel_call(make_kernel("FusedBatchNormGradV3", bn_train, 6), {dy3, img, ch, ch, ch_var, ch})},
       {"LSTMBlockCell batch 1, input 256, cell 256", kernel_call(make_kernel("LSTMBlockCell", {}, 8), lstm_inputs(1, 256))},
       {"LSTMBlockCell batch 32, input 256, cell 256", kernel_call(make_kernel("LSTMBlockCell", {}, 8), lstm_inputs(32, 256))},
+      {"_FusedConv2D BiasAdd+Relu [8,56,56,64] 3x3x64x64", kernel_call(make_kernel("_FusedConv2D", fused, 3), {img, filt, ch})},
+      {"Conv2D, BiasAdd, Relu kernels one after another", [conv = std::shared_ptr<ops::Kernel>(make_kernel("Conv2D", same, 2)),
+                                                           bias = std::shared_ptr<ops::Kernel>(make_kernel("BiasAdd", {}, 2)),
+                                                           relu = std::shared_ptr<ops::Kernel>(make_kernel("Relu", {}, 1)), &img,
+                                                           &filt, &ch] {
+         Tensor in[2] = {img, filt}, out[1];
+         ops::KernelContext c1(in, 2, out, 1);
+         if (!conv->compute(c1).ok()) bench::fail("Conv2D");
+         Tensor in2[2] = {std::move(out[0]), ch}, out2[1];
+         ops::KernelContext c2(in2, 2, out2, 1);
+         if (!bias->compute(c2).ok()) bench::fail("BiasAdd");
+         Tensor in3[1] = {std::move(out2[0])}, out3[1];
+         ops::KernelContext c3(in3, 1, out3, 1);
+         if (!relu->compute(c3).ok()) bench::fail("Relu");
+       }},
       {"Tanh 2^20 floats", kernel_call(make_kernel("Tanh", {}, 1), {big})},
       {"Exp 2^20 floats", kernel_call(make_kernel("Exp", {}, 1), {big})},
       {"Eigen portable tanh 2^20 floats (the old Tanh)", [&big] {

@@ -303,6 +303,46 @@ class ConvKernel final : public ConvKernelBase<T> {
   }
 };
 
+// _FusedConv2D of [BiasAdd] or [BiasAdd, Relu] on float: Conv2D with the
+// bias (args[0]) as a oneDNN post-op, then Relu (nn_ops.hpp).
+class FusedConvKernel final : public ConvKernelBase<float> {
+ public:
+  FusedConvKernel(WindowAttrs w, bool relu) : ConvKernelBase<float>("_FusedConv2D", w, false), relu_(relu) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& input = ctx.input(0);
+    const Tensor& filter = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    TF_RETURN_IF_ERROR(check_dtypes(input, filter));
+    if (!holds<float>(bias)) {
+      const Tensor* inputs[] = {&bias};
+      return input_dtype_error(op_, DType::float32, inputs, 1);
+    }
+    TF_ASSIGN_OR_RETURN(ConvGeometry g, geometry(input.shape(), filter.shape()));
+    const Shape out_shape = g.out_shape();
+    const int channel_dim = g.nchw ? 1 : 3;
+    TF_RETURN_IF_ERROR(check_bias(op_, out_shape, channel_dim, bias));
+    if (out_shape.num_elements() == 0 || input.num_elements() == 0) {
+      // windows over padding only: the bias, through Relu
+      Tensor out(DType::float32, out_shape);
+      apply_bias_relu(out.mutable_data<float>(), out_shape, channel_dim, bias.data<float>(), relu_);
+      ctx.set_output(0, std::move(out));
+      return ok_status();
+    }
+    Tensor out = Tensor::uninitialized(DType::float32, out_shape);
+    cpu::Epilogue epilogue;
+    epilogue.bias = bias.data<float>();
+    cpu::dnnl_conv_forward(conv_shape(g, false), input.data<float>(), filter.data<float>(),
+                           out.mutable_data<float>(), epilogue);
+    apply_bias_relu(out.mutable_data<float>(), out_shape, channel_dim, nullptr, relu_);
+    ctx.set_output(0, std::move(out));
+    return ok_status();
+  }
+
+ private:
+  bool relu_;
+};
+
 // The gradient with respect to the input.
 template <class T>
 class ConvBackpropInputKernel final : public ConvKernelBase<T> {
@@ -374,6 +414,15 @@ KernelFactory conv_factory(const char* op, bool depthwise) {
     return k;
   };
 }
+
+}  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_fused_conv2d_kernel(const KernelInit& init, bool relu) {
+  TF_ASSIGN_OR_RETURN(WindowAttrs w, read_conv_attrs(init, "_FusedConv2D"));
+  return std::unique_ptr<Kernel>(std::make_unique<FusedConvKernel>(w, relu));
+}
+
+namespace {
 
 // The attrs of the convolution ops; the depthwise ones have no
 // use_cudnn_on_gpu.

@@ -5,7 +5,11 @@
 // kernels as the separate nodes, in the same order, on one thread without
 // a dispatch between them, and lets each later one write into its
 // predecessor's buffer: the values are bitwise those of the unfused graph
-// (graph/optimize/fusion.cpp makes these nodes).
+// (graph/optimize/fusion.cpp makes these nodes). Float [BiasAdd] and
+// [BiasAdd, Relu] are one kernel instead, the bias added by the product or
+// convolution itself (a oneDNN post-op: the addition rounds once), then
+// Relu: the same numbers as the unfused graph, bitwise; NaN where it gives
+// NaN, its sign bit not promised (nn_ops.hpp).
 #include "ops/fused_ops.hpp"
 
 #include <memory>
@@ -84,6 +88,10 @@ KernelFactory fused_factory(std::string fused, std::string first) {
       return Status(Error::unimplemented,
                     fused + " '" + init.node_name +
                         "': fused_ops must be [BiasAdd] or [BiasAdd, Relu|Relu6|Elu|Tanh|Sigmoid] with num_args 1");
+    if (t == DType::float32 && (list.size() == 1 || list[1] == "Relu")) {
+      const bool relu = list.size() == 2;
+      return first == "Conv2D" ? make_fused_conv2d_kernel(init, relu) : make_fused_matmul_kernel(init, relu);
+    }
     DTypes two;
     two.push_back(t);
     two.push_back(t);

@@ -11,6 +11,7 @@
 
 #include "ops/cwise_kernel.hpp"
 #include "ops/math_ops.hpp"
+#include "ops/nn_ops.hpp"
 #include "ops/shape_fns.hpp"
 
 namespace tagflow::ops {
@@ -112,6 +113,63 @@ class MatMulKernel final : public Kernel {
   bool transpose_b_;
 };
 
+// _FusedMatMul of [BiasAdd] or [BiasAdd, Relu] on float: the bias
+// (args[0]) as a oneDNN post-op when the product runs there, else after it
+// with BiasAdd's expression; then Relu (nn_ops.hpp).
+class FusedMatMulKernel final : public Kernel {
+ public:
+  FusedMatMulKernel(bool transpose_a, bool transpose_b, bool relu)
+      : transpose_a_(transpose_a), transpose_b_(transpose_b), relu_(relu) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const char* op = "_FusedMatMul";
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    TF_RETURN_IF_ERROR(check_operands<float>(op, a, b));
+    if (!holds<float>(bias)) {
+      const Tensor* inputs[] = {&bias};
+      return input_dtype_error(op, DType::float32, inputs, 1);
+    }
+    if (a.rank() != 2 || b.rank() != 2)
+      return Status(Error::invalid_argument, std::string(op) + ": a and b must be matrices, got shapes " +
+                                                 a.shape().to_string() + " and " + b.shape().to_string());
+    MatrixArg<float> ma{a.data<float>(), a.dim(0), a.dim(1), transpose_a_};
+    MatrixArg<float> mb{b.data<float>(), b.dim(0), b.dim(1), transpose_b_};
+    if (ma.inner() != mb.out_rows())
+      return Status(Error::invalid_argument,
+                    std::string(op) + ": inner dimensions differ: a " + a.shape().to_string() +
+                        flag("transpose_a", transpose_a_) + " has " + std::to_string(ma.inner()) + ", b " +
+                        b.shape().to_string() + flag("transpose_b", transpose_b_) + " has " +
+                        std::to_string(mb.out_rows()));
+    const Shape shape{ma.out_rows(), transpose_b_ ? mb.rows : mb.cols};
+    TF_RETURN_IF_ERROR(check_bias(op, shape, 1, bias));
+    Tensor out = output_for<float>(shape, ma.inner());
+    cpu::MatMulShape s;
+    s.m = ma.out_rows();
+    s.k = ma.inner();
+    s.n = shape.dim(1);
+    s.transpose_a = transpose_a_;
+    s.transpose_b = transpose_b_;
+    bool biased = false;
+    if (s.k > 0 && cpu::on_dnnl(s)) {
+      cpu::Epilogue epilogue;
+      epilogue.bias = bias.data<float>();
+      biased = cpu::dnnl_matmul(s, ma.data, mb.data, out.mutable_data<float>(), epilogue);
+    } else {
+      multiply(ma, mb, out.mutable_data<float>());
+    }
+    apply_bias_relu(out.mutable_data<float>(), shape, 1, biased ? nullptr : bias.data<float>(), relu_);
+    ctx.set_output(0, std::move(out));
+    return ok_status();
+  }
+
+ private:
+  bool transpose_a_;
+  bool transpose_b_;
+  bool relu_;
+};
+
 // The dimensions of s before its last two.
 Shape batch_shape(const Shape& s) {
   Shape b;
@@ -196,6 +254,16 @@ bool dispatch_matmul_type(const KernelInit& init, F&& f) {
   DType t = init.input_types.empty() ? DType::invalid : base_dtype(init.input_types[0]);
   return dispatch_among<float, double, int32_t, int64_t>(t, f);
 }
+
+}  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_fused_matmul_kernel(const KernelInit& init, bool relu) {
+  TF_ASSIGN_OR_RETURN(bool ta, init.attr<bool>("transpose_a"));
+  TF_ASSIGN_OR_RETURN(bool tb, init.attr<bool>("transpose_b"));
+  return std::unique_ptr<Kernel>(std::make_unique<FusedMatMulKernel>(ta, tb, relu));
+}
+
+namespace {
 
 Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInit& init) {
   TF_ASSIGN_OR_RETURN(bool ta, init.attr<bool>("transpose_a"));

@@ -132,6 +132,26 @@ class SoftmaxKernel final : public Kernel {
   }
 };
 
+// y = v + bias for v seen as [outer, channels, inner] (inner is 1 for
+// channels last): the bias repeats over outer and inner. y may be v.
+template <class T>
+void add_bias(const T* vp, const T* bp, T* yp, int64_t outer, int64_t channels, int64_t inner) {
+  using C = wrapping_t<T>;  // integer sums wrap
+  using Rows = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto b = Eigen::Map<const Eigen::Array<C, 1, Eigen::Dynamic>>(reinterpret_cast<const C*>(bp), channels);
+  const C* v = reinterpret_cast<const C*>(vp);
+  C* y = reinterpret_cast<C*>(yp);
+  if (inner == 1) {  // rows of channels
+    Eigen::Map<Rows>(y, outer, channels) = Eigen::Map<const Rows>(v, outer, channels).rowwise() + b;
+  } else {  // per outer index a channels x inner slab
+    for (int64_t o = 0; o < outer; ++o) {
+      const int64_t offset = o * channels * inner;
+      Eigen::Map<Rows>(y + offset, channels, inner) =
+          Eigen::Map<const Rows>(v + offset, channels, inner).colwise() + b.transpose();
+    }
+  }
+}
+
 template <class T>
 class BiasAddKernel final : public Kernel {
  public:
@@ -150,11 +170,7 @@ class BiasAddKernel final : public Kernel {
                                                  value.shape().to_string());
     const int channel_dim = nchw_ ? 1 : value.rank() - 1;
     const int64_t channels = value.dim(channel_dim);
-    if (bias.rank() != 1 || bias.dim(0) != channels)
-      return Status(Error::invalid_argument,
-                    std::string(op_) + ": bias must be a vector of " + std::to_string(channels) +
-                        " elements (dimension " + std::to_string(channel_dim) + " of value " +
-                        value.shape().to_string() + "), got shape " + bias.shape().to_string());
+    TF_RETURN_IF_ERROR(check_bias(op_, value.shape(), channel_dim, bias));
     // value seen as [outer, channels, inner]; the bias repeats over outer
     // and inner (inner is 1 for NHWC).
     int64_t inner = 1;
@@ -165,24 +181,7 @@ class BiasAddKernel final : public Kernel {
     const Shape shape = value.shape();
     Tensor out = reuse_or_allocate<T>(ctx, {0}, shape);
     T* op = out.mutable_data<T>();
-    if (n > 0) {
-      using C = wrapping_t<T>;  // integer sums wrap
-      using Rows = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-      const int64_t outer = n / (channels * inner);
-      const auto b = Eigen::Map<const Eigen::Array<C, 1, Eigen::Dynamic>>(
-          reinterpret_cast<const C*>(bp), channels);
-      const C* v = reinterpret_cast<const C*>(vp);
-      C* y = reinterpret_cast<C*>(op);
-      if (inner == 1) {  // rows of channels
-        Eigen::Map<Rows>(y, outer, channels) = Eigen::Map<const Rows>(v, outer, channels).rowwise() + b;
-      } else {  // per outer index a channels x inner slab
-        for (int64_t o = 0; o < outer; ++o) {
-          const int64_t offset = o * channels * inner;
-          Eigen::Map<Rows>(y + offset, channels, inner) =
-              Eigen::Map<const Rows>(v + offset, channels, inner).colwise() + b.transpose();
-        }
-      }
-    }
+    if (n > 0) add_bias(vp, bp, op, n / (channels * inner), channels, inner);
     ctx.set_output(0, std::move(out));
     return ok_status();
   }
@@ -191,6 +190,33 @@ class BiasAddKernel final : public Kernel {
   const char* op_;
   bool nchw_;
 };
+
+}  // namespace
+
+void apply_bias_relu(float* y, const Shape& shape, int channel_dim, const float* bias, bool relu) {
+  const int64_t n = shape.num_elements();
+  if (n == 0) return;
+  int64_t inner = 1;
+  for (int d = channel_dim + 1; d < shape.rank(); ++d) inner *= shape.dim(d);
+  const int64_t channels = shape.dim(channel_dim);
+  if (bias != nullptr) add_bias(y, bias, y, n / (channels * inner), channels, inner);
+  if (relu)  // as UnaryKernel<ReluOp> evaluates it
+    for_element_ranges<float>(n, [&](int64_t b, int64_t len) {
+      ArrayMap<float>(y + b, len) = ReluOp<float>::eval(ConstArrayMap<float>(y + b, len));
+    });
+}
+
+Status check_bias(const char* op, const Shape& shape, int channel_dim, const Tensor& bias) {
+  const int64_t channels = shape.dim(channel_dim);
+  if (bias.rank() != 1 || bias.dim(0) != channels)
+    return Status(Error::invalid_argument,
+                  std::string(op) + ": bias must be a vector of " + std::to_string(channels) + " elements (dimension " +
+                      std::to_string(channel_dim) + " of value " + shape.to_string() + "), got shape " +
+                      bias.shape().to_string());
+  return ok_status();
+}
+
+namespace {
 
 // The gradient of BiasAdd's bias: out_backprop summed over every dimension
 // but the channel one.

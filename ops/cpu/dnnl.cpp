@@ -125,7 +125,6 @@ dnnl::primitive_attr epilogue_attr(const Epilogue& e, const dnnl::memory::desc& 
   dnnl::primitive_attr attr = scratchpad_attr();
   dnnl::post_ops ops;
   if (e.bias != nullptr) ops.append_binary(dnnl::algorithm::binary_add, bias_md);
-  if (e.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(ops);
   return attr;
 }

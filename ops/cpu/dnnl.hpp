@@ -96,15 +96,13 @@ Entry& cached_primitive(const PrimitiveKey& key, Make&& make) {
 dnnl::primitive_attr scratchpad_attr();
 
 // What a product or convolution does to its result before storing it
-// (_FusedMatMul, _FusedConv2D): add a bias per output channel, then
-// perhaps Relu — as oneDNN post-ops, which apply to the finished sum, and
-// only exact ones (one rounding for the addition, max(x, 0)), so that the
-// values are bitwise those of the separate BiasAdd and Relu kernels.
+// (_FusedMatMul, _FusedConv2D): add a bias per output channel, as a oneDNN
+// binary post-op, which applies to the finished sum (one rounding, as the
+// separate BiasAdd). Relu is not one: oneDNN's maps NaN to 0 and negative
+// numbers to -0, TensorFlow's keeps NaN and gives +0.
 struct Epilogue {
   const float* bias = nullptr;  // out_channels values, or none
-  bool relu = false;
-  bool empty() const { return bias == nullptr && !relu; }
-  int64_t key() const { return (bias != nullptr ? 1 : 0) | (relu ? 2 : 0); }
+  int64_t key() const { return bias != nullptr ? 1 : 0; }
 };
 
 // scratchpad_attr() with e's post-ops; `bias_md` describes the bias as the

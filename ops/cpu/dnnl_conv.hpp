@@ -31,7 +31,7 @@ struct ConvShape {
   bool nchw = false;       // images [batch, c, h, w], else [batch, h, w, c]
 };
 
-// y = conv(x, filter), then the epilogue (a bias of out_c values, Relu).
+// y = conv(x, filter), then the epilogue (a bias of out_c values).
 // Every size is > 0.
 void dnnl_conv_forward(const ConvShape& s, const float* x, const float* filter, float* y,
                        const Epilogue& epilogue = Epilogue());

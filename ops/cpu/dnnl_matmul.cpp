@@ -75,12 +75,12 @@ void run_block(const Block& b, const float* a, const float* w, float* c, const E
 
 }  // namespace
 
-void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out, const Epilogue& epilogue) {
+bool dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out, const Epilogue& epilogue) {
   const int64_t m = s.m, k = s.k, n = s.n, batch = s.batch;
-  if (batch == 0 || m == 0 || n == 0) return;
+  if (batch == 0 || m == 0 || n == 0) return true;
   if (k == 0) {
     std::memset(out, 0, sizeof(float) * batch * m * n);
-    return;
+    return false;
   }
   // Strides of one matrix of each operand (row-major storage, op applied).
   const int64_t a_rs = s.transpose_a ? 1 : k, a_cs = s.transpose_a ? m : 1;
@@ -97,8 +97,9 @@ void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* ou
                 {b1 - b0, m, n}, {c_size, n, 1}};
       run_block(blk, a + b0 * a_size, b + b0 * b_size, out + b0 * c_size, epilogue, epilogue.bias);
     });
-    return;
+    return true;
   }
+  bool applied = true;
   for (int64_t p = 0; p < batch; ++p) {
     const float* ap = a + p * a_size;
     const float* bp = b + p * b_size;
@@ -111,17 +112,19 @@ void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* ou
         run_block(blk, ap + r0 * a_rs, bp, cp + r0 * n, epilogue, epilogue.bias);
       });
     } else if (blocks > 1) {
-      // Column blocks: columns c0..c1 of op(b) and of out.
+      // Column blocks: columns c0..c1 of op(b) and of out; no epilogue.
       parallel_run(blocks, [&](int i) {
         const int64_t c0 = n * i / blocks, c1 = n * (i + 1) / blocks;
         Block blk{{m, k}, {a_rs, a_cs}, {k, c1 - c0}, {b_rs, b_cs}, {m, c1 - c0}, {n, 1}};
-        run_block(blk, ap, bp + c0 * b_cs, cp + c0, epilogue, epilogue.bias ? epilogue.bias + c0 : nullptr);
+        run_block(blk, ap, bp + c0 * b_cs, cp + c0, Epilogue(), nullptr);
       });
+      applied = false;
     } else {
       Block blk{{m, k}, {a_rs, a_cs}, {k, n}, {b_rs, b_cs}, {m, n}, {n, 1}};
       run_block(blk, ap, bp, cp, epilogue, epilogue.bias);
     }
   }
+  return applied;
 }
 
 bool on_dnnl(const MatMulShape& s) { return !(s.m == 1 || s.n == 1 || s.m * s.k * s.n < kMinDnnlProduct); }

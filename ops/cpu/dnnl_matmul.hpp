@@ -25,8 +25,11 @@ struct MatMulShape {
 };
 
 // out must hold batch * m * n floats; nothing is read from it. With k == 0
-// out is zero-filled. The epilogue's bias has n values (k > 0 only).
-void dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out,
+// out is zero-filled. The epilogue's bias has n values; whether it was
+// applied is returned (not with k == 0, nor when the product splits into
+// column blocks, where oneDNN would pick other kernels for the post-op and
+// round the sums differently from the plain product).
+bool dnnl_matmul(const MatMulShape& s, const float* a, const float* b, float* out,
                  const Epilogue& epilogue = Epilogue());
 
 // Products with fewer multiply-adds than this, and matrix-vector products,
