@@ -198,19 +198,6 @@ BOOST_AUTO_TEST_CASE(batch_norm_errors) {
 // the same values, channels last and first, 4-D and 5-D, training (with and
 // without a running average) and inference, and the gradients of both.
 
-namespace {
-
-Tensor as_double(const Tensor& t) { return Tensor::from_vector<double>(t.shape(), values_of(t)); }
-Tensor to_channels_first(const Tensor& t) {
-  std::vector<int32_t> perm{0, static_cast<int32_t>(t.rank() - 1)};
-  for (int d = 1; d + 1 < t.rank(); ++d) perm.push_back(d);
-  Expected<Tensor> out = run_op1("Transpose", {t, Tensor::vector<int32_t>(perm)});
-  BOOST_REQUIRE(out.ok());
-  return *out;
-}
-
-}  // namespace
-
 BOOST_AUTO_TEST_CASE(float_batch_norm_agrees_with_double_in_every_layout) {
   struct Case {
     Shape x;

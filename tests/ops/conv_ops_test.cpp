@@ -341,16 +341,6 @@ BOOST_AUTO_TEST_CASE(conv2d_errors) {
 
 namespace {
 
-Tensor transposed(const Tensor& t, std::vector<int32_t> perm) {
-  Expected<Tensor> out = run_op1("Transpose", {t, Tensor::vector<int32_t>(perm)});
-  BOOST_REQUIRE(out.ok());
-  return *out;
-}
-Tensor to_nchw(const Tensor& t) { return transposed(t, {0, 3, 1, 2}); }
-Tensor to_nhwc(const Tensor& t) { return transposed(t, {0, 2, 3, 1}); }
-Tensor as_double(const Tensor& t) { return Tensor::from_vector<double>(t.shape(), values_of(t)); }
-Shape nchw_shape(const Shape& s) { return Shape{s.dim(0), s.dim(3), s.dim(1), s.dim(2)}; }
-
 // Windows beyond variants(): strides larger than the window and the
 // image, padding beyond what the last window needs, a 1x1 filter.
 std::vector<Variant> special_variants() {

@@ -1,12 +1,13 @@
 // Helpers for the nn kernel tests (convolutions, pooling, batch norm, RNN
 // cells): seeded random tensors, element access as doubles, and gradients
 // by central finite differences of a forward op, against which the
-// gradient kernels are checked.
+// gradient kernels are checked; layouts converted by the Transpose op.
 #pragma once
 
 #include <cmath>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -89,5 +90,30 @@ inline Tensor shape_tensor(const Shape& s) {
   for (int i = 0; i < s.rank(); ++i) v.push_back(static_cast<int32_t>(s.dim(i)));
   return Tensor::vector<int32_t>(v);
 }
+
+// The same values in double.
+inline Tensor as_double(const Tensor& t) { return Tensor::from_vector<double>(t.shape(), values_of(t)); }
+
+// t with its last dimension moved to 1 (NHWC to NCHW, NDHWC to NCDHW), and
+// back, by the Transpose op.
+inline Tensor transposed(const Tensor& t, std::vector<int32_t> perm) {
+  Expected<Tensor> out = run_op1("Transpose", {t, Tensor::vector<int32_t>(perm)});
+  if (!out.ok()) throw std::runtime_error("Transpose: " + out.status().to_string());
+  return *out;
+}
+inline Tensor to_channels_first(const Tensor& t) {
+  std::vector<int32_t> perm{0, static_cast<int32_t>(t.rank() - 1)};
+  for (int d = 1; d + 1 < t.rank(); ++d) perm.push_back(d);
+  return transposed(t, perm);
+}
+inline Tensor to_channels_last(const Tensor& t) {
+  std::vector<int32_t> perm{0};
+  for (int d = 2; d < t.rank(); ++d) perm.push_back(d);
+  perm.push_back(1);
+  return transposed(t, perm);
+}
+inline Tensor to_nchw(const Tensor& t) { return to_channels_first(t); }
+inline Tensor to_nhwc(const Tensor& t) { return to_channels_last(t); }
+inline Shape nchw_shape(const Shape& s) { return Shape{s.dim(0), s.dim(3), s.dim(1), s.dim(2)}; }
 
 }  // namespace tagflow::ops::testing

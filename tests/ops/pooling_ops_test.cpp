@@ -175,16 +175,6 @@ BOOST_AUTO_TEST_CASE(pooling_errors) {
 
 namespace {
 
-Tensor transposed(const Tensor& t, std::vector<int32_t> perm) {
-  Expected<Tensor> out = run_op1("Transpose", {t, Tensor::vector<int32_t>(perm)});
-  BOOST_REQUIRE(out.ok());
-  return *out;
-}
-Tensor to_nchw(const Tensor& t) { return transposed(t, {0, 3, 1, 2}); }
-Tensor to_nhwc(const Tensor& t) { return transposed(t, {0, 2, 3, 1}); }
-Tensor as_double(const Tensor& t) { return Tensor::from_vector<double>(t.shape(), values_of(t)); }
-Shape nchw_shape(const Shape& s) { return Shape{s.dim(0), s.dim(3), s.dim(1), s.dim(2)}; }
-
 std::vector<Pool> special_pools() {
   std::vector<Pool> ps = pools();
   ps.push_back({1, 1, 1, 1, "VALID"});
