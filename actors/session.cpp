@@ -282,7 +282,7 @@ ops::Expected<std::vector<ops::Tensor>> Session::run(const Feeds& feeds,
       std::lock_guard<std::mutex> starting(impl.start_mu);
       step_id = impl.next_step++;
     }
-    ops::cpu::WorkerPoolScope kernel_threads(impl.kernel_pool.get());
+    ops::cpu::WorkerPoolScope kernel_threads(impl.kernel_pool.get(), ops::cpu::WorkerPoolScope::Role::outside);
     StepWaiter::Result direct = run_on_callers_thread(*p, feeds, step_id, step_limits(impl.options));
     if (!direct.ok()) return impl.with_call_chain(direct.status());
     return direct;

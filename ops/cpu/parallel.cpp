@@ -15,6 +15,7 @@ namespace tagflow::ops::cpu {
 namespace {
 
 thread_local WorkerPool* current_pool = nullptr;
+thread_local bool outside_pool = false;  // the thread is not one of current_pool's
 thread_local bool inside_block = false;
 
 // What the caller and its helpers share. Helpers hold it by shared_ptr: a
@@ -61,8 +62,15 @@ class BlockScope {
 
 WorkerPool* current_worker_pool() { return current_pool; }
 
-WorkerPoolScope::WorkerPoolScope(WorkerPool* pool) : previous_(current_pool) { current_pool = pool; }
-WorkerPoolScope::~WorkerPoolScope() { current_pool = previous_; }
+WorkerPoolScope::WorkerPoolScope(WorkerPool* pool, Role role)
+    : previous_(current_pool), previous_outside_(outside_pool) {
+  current_pool = pool;
+  outside_pool = role == Role::outside;
+}
+WorkerPoolScope::~WorkerPoolScope() {
+  current_pool = previous_;
+  outside_pool = previous_outside_;
+}
 
 int parallel_blocks(int64_t cost, int64_t max_blocks) {
   WorkerPool* pool = current_pool;
@@ -83,21 +91,25 @@ void parallel_run(int blocks, const std::function<void(int)>& block) {
   job->budget = current_memory_budget();
   job->blocks = blocks;
   job->unfinished.store(blocks, std::memory_order_relaxed);
-  const int helpers = std::min(blocks, pool->threads()) - 1;
+  // A thread outside the pool only waits: the pool's threads run it all.
+  const bool outside = outside_pool;
+  const int helpers = std::min(blocks, pool->threads()) - (outside ? 0 : 1);
   for (int h = 0; h < helpers; ++h)
     pool->schedule([job] {
       MemoryBudgetScope budget(job->budget);
       BlockScope in_block;
       job->work();
     });
-  {
-    BlockScope in_block;
-    job->work();
+  if (!outside) {
+    {
+      BlockScope in_block;
+      job->work();
+    }
+    // What is left runs on helpers right now: wait a moment spinning (a
+    // block is short), then sleep.
+    for (int spin = 0; spin < 2000 && job->unfinished.load(std::memory_order_acquire) > 0; ++spin)
+      std::this_thread::yield();
   }
-  // What is left runs on helpers right now: wait a moment spinning (a
-  // block is short), then sleep.
-  for (int spin = 0; spin < 2000 && job->unfinished.load(std::memory_order_acquire) > 0; ++spin)
-    std::this_thread::yield();
   std::unique_lock<std::mutex> lock(job->mu);
   job->done.wait(lock, [&] { return job->unfinished.load(std::memory_order_acquire) == 0; });
   if (job->error) std::rethrow_exception(job->error);

@@ -6,9 +6,12 @@
 // The actors layer installs a WorkerPool on every scheduler thread
 // (WorkerPoolScope); kernels call parallel_for, which runs inline where no
 // pool is installed (unit tests, the deterministic scheduler, --threads 1)
-// or the work is small. The calling thread always takes part: blocks are
-// claimed one at a time by whichever thread is free, so a busy scheduler
-// delays nothing — the caller then simply runs every block itself.
+// or the work is small. A worker of the pool that calls parallel_for takes
+// part: blocks are claimed one at a time by whichever thread is free, so a
+// busy scheduler delays nothing — the caller then simply runs every block
+// itself. A thread outside the pool (a step run on the session caller's
+// thread) hands every block to the pool's threads and sleeps until they
+// finish, so that the threads computing are never more than the pool's.
 //
 // Thread-safe. parallel_for does not nest: a block's own parallel_for
 // runs inline.
@@ -31,15 +34,19 @@ class WorkerPool {
 // The pool the calling thread's kernels split onto; nullptr: none.
 WorkerPool* current_worker_pool();
 
+// Installs `pool` for the calling thread: one of its threads (`worker`),
+// or a thread outside it whose kernels hand their blocks to it (`outside`).
 class WorkerPoolScope {
  public:
-  explicit WorkerPoolScope(WorkerPool* pool);
+  enum class Role { worker, outside };
+  explicit WorkerPoolScope(WorkerPool* pool, Role role = Role::worker);
   ~WorkerPoolScope();
   WorkerPoolScope(const WorkerPoolScope&) = delete;
   WorkerPoolScope& operator=(const WorkerPoolScope&) = delete;
 
  private:
   WorkerPool* previous_;
+  bool previous_outside_;
 };
 
 // Below this many operations (multiply-adds, element visits) a kernel's

@@ -60,6 +60,38 @@ BOOST_AUTO_TEST_CASE(every_item_runs_once_at_every_thread_count) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_thread_outside_the_pool_only_waits) {
+  // A step run on the session caller's thread: its kernels' blocks all run
+  // on the pool's threads, the caller sleeping; an exception still reaches
+  // it after every block ran.
+  for (int threads : {2, 3, 4}) {
+    BOOST_TEST_CONTEXT("threads " << threads) {
+      ThreadPool pool(threads);
+      cpu::WorkerPoolScope scope(&pool, cpu::WorkerPoolScope::Role::outside);
+      const auto caller = std::this_thread::get_id();
+      std::mutex mu;
+      std::set<std::thread::id> ran_on;
+      std::vector<std::atomic<int>> seen(100003);
+      cpu::parallel_for(100003, 1 << 12, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) seen[i].fetch_add(1);
+        std::lock_guard<std::mutex> lock(mu);
+        ran_on.insert(std::this_thread::get_id());
+      });
+      for (auto& s : seen) BOOST_REQUIRE(s.load() == 1);
+      BOOST_TEST(ran_on.count(caller) == 0);
+      BOOST_TEST(!ran_on.empty());
+      std::atomic<int> ran{0};
+      BOOST_CHECK_THROW(cpu::parallel_run(threads,
+                                          [&](int i) {
+                                            ran.fetch_add(1);
+                                            if (i == 1) throw std::runtime_error("block 1");
+                                          }),
+                        std::runtime_error);
+      BOOST_TEST(ran.load() == threads);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(blocks_do_not_nest) {
   ThreadPool pool(4);
   cpu::WorkerPoolScope scope(&pool);
