@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -13,6 +14,13 @@
 namespace tagflow::ops::cpu {
 
 namespace {
+
+// How long a thread outside the pool waits for the pool's threads to claim
+// its blocks before it runs the rest itself.
+constexpr std::chrono::microseconds kOutsideWait{30};
+// How long a caller yields while the blocks it did not run finish, before
+// it sleeps.
+constexpr std::chrono::microseconds kYieldWait{100};
 
 thread_local WorkerPool* current_pool = nullptr;
 thread_local bool outside_pool = false;  // the thread is not one of current_pool's
@@ -91,7 +99,11 @@ void parallel_run(int blocks, const std::function<void(int)>& block) {
   job->budget = current_memory_budget();
   job->blocks = blocks;
   job->unfinished.store(blocks, std::memory_order_relaxed);
-  // A thread outside the pool only waits: the pool's threads run it all.
+  // A thread outside the pool hands every block to the pool's threads; it
+  // takes a block itself only if none of them has claimed it after a short
+  // wait (they are all busy, or asleep), so that a large kernel computes on
+  // the pool's threads alone while a small one is not delayed by their
+  // waking up.
   const bool outside = outside_pool;
   const int helpers = std::min(blocks, pool->threads()) - (outside ? 0 : 1);
   for (int h = 0; h < helpers; ++h)
@@ -100,16 +112,21 @@ void parallel_run(int blocks, const std::function<void(int)>& block) {
       BlockScope in_block;
       job->work();
     });
-  if (!outside) {
-    {
-      BlockScope in_block;
-      job->work();
-    }
-    // What is left runs on helpers right now: wait a moment spinning (a
-    // block is short), then sleep.
-    for (int spin = 0; spin < 2000 && job->unfinished.load(std::memory_order_acquire) > 0; ++spin)
+  if (outside) {
+    const auto give_up = std::chrono::steady_clock::now() + kOutsideWait;
+    while (job->next.load(std::memory_order_relaxed) < blocks && std::chrono::steady_clock::now() < give_up)
       std::this_thread::yield();
   }
+  {
+    BlockScope in_block;
+    job->work();  // nothing when the helpers claimed every block
+  }
+  // What is left runs on helpers right now: wait a moment yielding (a
+  // block is often short, and waking from a sleep costs tens of µs), then
+  // sleep.
+  const auto stop_yielding = std::chrono::steady_clock::now() + kYieldWait;
+  while (job->unfinished.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < stop_yielding)
+    std::this_thread::yield();
   std::unique_lock<std::mutex> lock(job->mu);
   job->done.wait(lock, [&] { return job->unfinished.load(std::memory_order_acquire) == 0; });
   if (job->error) std::rethrow_exception(job->error);

@@ -11,7 +11,9 @@
 // busy scheduler delays nothing — the caller then simply runs every block
 // itself. A thread outside the pool (a step run on the session caller's
 // thread) hands every block to the pool's threads and sleeps until they
-// finish, so that the threads computing are never more than the pool's.
+// finish, so that the threads computing are never more than the pool's;
+// blocks no thread of the pool has claimed after 30 µs (all busy, or
+// asleep) it runs itself.
 //
 // Thread-safe. parallel_for does not nest: a block's own parallel_for
 // runs inline.
