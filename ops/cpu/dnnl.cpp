@@ -85,19 +85,29 @@ void cache_insert(const PrimitiveKey& key, std::shared_ptr<void> entry) { cache.
 }  // namespace detail
 
 dnnl::engine& dnnl_engine() {
+  // Every thread's oneDNN work stays on it — set before the thread builds
+  // its first primitive, since some (batch norm) fix their thread count
+  // when built: with OpenMP's default they would run a team of threads
+  // beside the scheduler's.
+  thread_local const bool single_threaded = [] {
+    omp_set_num_threads(1);
+    return true;
+  }();
+  (void)single_threaded;
   static dnnl::engine engine = [] {
     // Before the first primitive: oneDNN reads its cap once.
     dnnl::set_max_cpu_isa(dnnl_cap(active_isa()));
+    // Primitives are cached per thread here (their memory objects with
+    // them); oneDNN's own process-wide cache would hand one thread's
+    // primitive to another.
+    dnnl::set_primitive_cache_capacity(0);
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
   return engine;
 }
 
 dnnl::stream& dnnl_stream() {
-  thread_local dnnl::stream stream = [] {
-    omp_set_num_threads(1);  // this thread's oneDNN calls stay on it
-    return dnnl::stream(dnnl_engine());
-  }();
+  thread_local dnnl::stream stream(dnnl_engine());
   return stream;
 }
 
