@@ -60,7 +60,6 @@ int64_t channels_of(const BatchNormAttrs& a, const Tensor& x) {
   return a.channels_first ? x.dim(1) : x.dim(x.rank() - 1);
 }
 
-template <class T>
 cpu::BatchNormShape dnnl_shape(const BatchNormAttrs& a, const Tensor& x, bool training) {
   cpu::BatchNormShape s;
   s.dims = x.shape().dims();
@@ -145,7 +144,7 @@ class FusedBatchNormKernel final : public Kernel {
           mean.resize(c);
           var.resize(c);
         }
-        cpu::dnnl_batch_norm_forward(dnnl_shape<T>(a_, x, a_.is_training), x.data<T>(), ctx.input(1).data<T>(),
+        cpu::dnnl_batch_norm_forward(dnnl_shape(a_, x, a_.is_training), x.data<T>(), ctx.input(1).data<T>(),
                                      ctx.input(2).data<T>(), mean.data(), var.data(), y.mutable_data<T>());
       }
     }
@@ -217,7 +216,7 @@ class FusedBatchNormGradKernel final : public Kernel {
     Row<T> scale_bp(c), offset_bp(c);
     if constexpr (std::is_same_v<T, float>) {
       if (on_dnnl<T>(n, c))
-        cpu::dnnl_batch_norm_backward(dnnl_shape<T>(a_, x, a_.is_training), dy.data<T>(), x.data<T>(),
+        cpu::dnnl_batch_norm_backward(dnnl_shape(a_, x, a_.is_training), dy.data<T>(), x.data<T>(),
                                       ctx.input(2).data<T>(), ctx.input(3).data<T>(), ctx.input(4).data<T>(),
                                       dx.mutable_data<T>(), scale_bp.data(), offset_bp.data());
     }
