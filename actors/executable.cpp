@@ -344,6 +344,7 @@ Status Executable::init(const FunctionKernels* functions) {
       e->dst_expensive = dst.expensive;
       e->dst_local = dst.local_id;
       e->dst_input = e->dst_slot == graph::kControlPort ? -1 : dst.input_start + e->dst_slot;
+      e->borrow = e->src_port >= 0 && item.kernel != nullptr && item.kernel->holds_outputs();
     }
     if (item.kind == NodeKind::enter && !item.is_constant &&
         std::any_of(first, last, [](const EdgeOut& e) {

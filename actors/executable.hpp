@@ -47,6 +47,9 @@ struct EdgeOut {
   int dst;        // item index
   int dst_slot;   // input index at dst; kControlPort for a control edge
   bool last_use = false;  // the last data edge of src_port: the value moves
+  // The source's kernel keeps the value (ops::Kernel::holds_outputs): the
+  // destination's slot borrows it, counting no reference.
+  bool borrow = false;
   // The destination as its frame's iteration state sees it, resolved once
   // so that delivering a value touches only the destination's counters and
   // input slot, never its NodeItem (the per-node hot path).

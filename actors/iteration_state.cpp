@@ -182,7 +182,8 @@ Status IterationState::propagate(const NodeItem& item, ops::Tensor* outputs, boo
       ++st.dead_count;
     } else if (!control) {
       ops::Tensor& slot = inputs_[static_cast<size_t>(e.dst_input)];
-      if (e.last_use) slot = std::move(*value);
+      if (e.borrow) slot = ops::Tensor::borrow(*value);
+      else if (e.last_use) slot = std::move(*value);
       else slot = *value;
     }
     if (--st.pending == 0) {

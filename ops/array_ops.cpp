@@ -38,6 +38,7 @@ class ConstKernel final : public Kernel {
     ctx.set_output(0, value_);
     return ok_status();
   }
+  bool holds_outputs() const override { return true; }
 
  private:
   Tensor value_;

@@ -132,6 +132,10 @@ class Kernel {
   // executor never lets such a call wait on a scheduler thread
   // (KernelContext::waiting).
   virtual bool may_block() const { return false; }
+  // Whether every output a call sets is a tensor the kernel itself keeps
+  // for its lifetime (Const): the executor then lends it to the consumers
+  // (Tensor::borrow) instead of counting a reference for each.
+  virtual bool holds_outputs() const { return false; }
 };
 
 // Calls kernel.compute(ctx) with the tensors it allocates counted against

@@ -99,7 +99,7 @@ void give_buffer(void* p, size_t bytes) {
 
 // The storage behind a Tensor: raw aligned bytes, std::string objects or
 // VariantPtrs. Object arrays are held by unique_ptrs (8 bytes each, not a
-// vector's 24) so that the buffer object stays 96 bytes.
+// vector's 24).
 class TensorBuffer {
  public:
   static constexpr size_t kInlineBytes = 32;
@@ -196,57 +196,88 @@ class TensorBuffer {
   int64_t charged_ = 0;
 };
 
-Tensor::Tensor(DType dtype, const Shape& shape)
-    : dtype_(dtype),
-      shape_(shape),
-      buffer_(std::make_shared<TensorBuffer>(base_dtype(dtype), shape.num_elements(), true)) {}
+namespace {
 
-Tensor Tensor::uninitialized(DType dtype, const Shape& shape) {
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = shape;
-  t.buffer_ = std::make_shared<TensorBuffer>(base_dtype(dtype), shape.num_elements(), false);
-  return t;
+// A tensor's representation that owns its storage.
+struct OwnedRep final : detail::TensorHead {
+  OwnedRep(DType d, const Shape& s, bool zero_fill) : buffer(base_dtype(d), s.num_elements(), zero_fill) {
+    dtype = d;
+    shape = s;
+    data = buffer.data();
+    root = this;
+  }
+  TensorBuffer buffer;
+};
+
+// Another dtype or shape of a representation's storage; `base` is the
+// owning representation itself, never another view.
+struct ViewRep final : detail::TensorHead {
+  ViewRep(DType d, const Shape& s, Tensor owner, detail::TensorHead* owner_head)
+      : base(std::move(owner)) {
+    dtype = d;
+    shape = s;
+    view = true;
+    data = owner_head->data;
+    root = owner_head;
+  }
+  Tensor base;
+};
+
+const TensorBuffer& buffer_of(const detail::TensorHead* h) { return static_cast<const OwnedRep*>(h->root)->buffer; }
+
+}  // namespace
+
+void detail::destroy_tensor(TensorHead* head) noexcept {
+  if (head->view) delete static_cast<ViewRep*>(head);
+  else delete static_cast<OwnedRep*>(head);
 }
 
-size_t Tensor::byte_size() const { return buffer_ && !buffer_->is_object() ? buffer_->bytes() : 0; }
+Tensor::Tensor(DType dtype, const Shape& shape) : bits_(reinterpret_cast<uintptr_t>(new OwnedRep(dtype, shape, true))) {}
+
+Tensor Tensor::uninitialized(DType dtype, const Shape& shape) { return Tensor(new OwnedRep(dtype, shape, false)); }
+
+size_t Tensor::byte_size() const {
+  if (bits_ == 0) return 0;
+  const TensorBuffer& b = buffer_of(head());
+  return b.is_object() ? 0 : b.bytes();
+}
 
 size_t Tensor::heap_bytes() const {
-  if (!buffer_) return 0;
-  // make_shared: one block for the control block and the buffer object.
-  size_t n = sizeof(TensorBuffer) + 2 * sizeof(void*);
-  if (!buffer_->is_object()) return n + (buffer_->bytes() > TensorBuffer::kInlineBytes ? buffer_->bytes() : 0);
-  if (buffer_->is_variant()) {
+  if (bits_ == 0) return 0;
+  // The representation and its storage; a view's own object besides.
+  size_t n = sizeof(OwnedRep) + (head()->view ? sizeof(ViewRep) : 0);
+  const TensorBuffer& b = buffer_of(head());
+  if (!b.is_object()) return n + (b.bytes() > TensorBuffer::kInlineBytes ? b.bytes() : 0);
+  if (b.is_variant()) {
     const VariantPtr* v = data<VariantPtr>();
     for (int64_t i = 0; i < num_elements(); ++i) n += sizeof(VariantPtr) + (v[i] ? v[i]->heap_bytes() : 0);
     return n;
   }
-  const auto* s = static_cast<const std::string*>(buffer_->data());
+  const auto* s = data<std::string>();
   for (int64_t i = 0; i < num_elements(); ++i) n += sizeof(std::string) + (s[i].capacity() > 15 ? s[i].capacity() + 1 : 0);
   return n;
 }
-
-const void* Tensor::raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
-void* Tensor::raw_mutable_data() { return buffer_ ? buffer_->data() : nullptr; }
 
 Expected<Tensor> Tensor::reshaped(const Shape& shape) const {
   if (shape.num_elements() != num_elements()) {
     return Status(Error::invalid_argument,
                   "cannot reshape a tensor of " + std::to_string(num_elements()) +
-                      " elements " + shape_.to_string() + " into shape " + shape.to_string() +
+                      " elements " + this->shape().to_string() + " into shape " + shape.to_string() +
                       " with " + std::to_string(shape.num_elements()) + " elements");
   }
-  Tensor t = *this;
-  t.shape_ = shape;
-  return t;
+  if (bits_ == 0 || shape == this->shape()) return *this;
+  detail::TensorHead* root = head()->root;
+  Tensor owner = head()->view ? static_cast<const ViewRep*>(head())->base : Tensor(*this);
+  return Tensor(new ViewRep(dtype(), shape, std::move(owner), root));
 }
 
 Tensor Tensor::with_dtype(DType dtype) const {
-  assert(dtype_size(dtype) == dtype_size(dtype_) &&
-         dtype_is_object(dtype) == dtype_is_object(dtype_));
-  Tensor t = *this;
-  t.dtype_ = dtype;
-  return t;
+  assert(dtype_size(dtype) == dtype_size(this->dtype()) &&
+         dtype_is_object(dtype) == dtype_is_object(this->dtype()));
+  if (bits_ == 0 || dtype == this->dtype()) return *this;
+  detail::TensorHead* root = head()->root;
+  Tensor owner = head()->view ? static_cast<const ViewRep*>(head())->base : Tensor(*this);
+  return Tensor(new ViewRep(dtype, shape(), std::move(owner), root));
 }
 
 namespace {
@@ -318,17 +349,17 @@ void print_nested(std::ostream& os, const T* data, const Shape& shape, int axis,
 }  // namespace
 
 bool Tensor::equals(const Tensor& o) const {
-  if (dtype_ != o.dtype_ || shape_ != o.shape_ || valid() != o.valid()) return false;
+  if (dtype() != o.dtype() || shape() != o.shape() || valid() != o.valid()) return false;
   if (!valid()) return true;
   int64_t n = num_elements();
-  if (base_dtype(dtype_) == DType::variant) {
+  if (base_dtype(dtype()) == DType::variant) {
     const auto* a = data<VariantPtr>();
     const auto* b = o.data<VariantPtr>();
     for (int64_t i = 0; i < n; ++i)
       if (!variants_equal(a[i], b[i])) return false;
     return true;
   }
-  if (dtype_is_object(dtype_)) {
+  if (dtype_is_object(dtype())) {
     const auto* a = data<std::string>();
     const auto* b = o.data<std::string>();
     for (int64_t i = 0; i < n; ++i)
@@ -336,7 +367,7 @@ bool Tensor::equals(const Tensor& o) const {
     return true;
   }
   bool same = true;
-  bool handled = dispatch_pod(base_dtype(dtype_), [&](auto tag) {
+  bool handled = dispatch_pod(base_dtype(dtype()), [&](auto tag) {
     using T = decltype(tag);
     const T* a = data<T>();
     const T* b = o.data<T>();
@@ -351,13 +382,13 @@ std::string Tensor::values_string(int64_t max_elements) const {
   std::ostringstream os;
   os.precision(9);
   int64_t budget = max_elements;
-  if (base_dtype(dtype_) == DType::variant) {
-    print_nested(os, data<VariantPtr>(), shape_, 0, 0, budget);
-  } else if (dtype_is_object(dtype_)) {
-    print_nested(os, data<std::string>(), shape_, 0, 0, budget);
-  } else if (!dispatch_pod(base_dtype(dtype_), [&](auto tag) {
+  if (base_dtype(dtype()) == DType::variant) {
+    print_nested(os, data<VariantPtr>(), shape(), 0, 0, budget);
+  } else if (dtype_is_object(dtype())) {
+    print_nested(os, data<std::string>(), shape(), 0, 0, budget);
+  } else if (!dispatch_pod(base_dtype(dtype()), [&](auto tag) {
                using T = decltype(tag);
-               print_nested(os, data<T>(), shape_, 0, 0, budget);
+               print_nested(os, data<T>(), shape(), 0, 0, budget);
              })) {
     os << "<" << byte_size() << " bytes>";
   }
@@ -366,7 +397,7 @@ std::string Tensor::values_string(int64_t max_elements) const {
 
 std::string Tensor::debug_string(int64_t max_elements) const {
   if (!valid()) return "<invalid tensor>";
-  return dtype_name(dtype_) + shape_.to_string() + " " + values_string(max_elements);
+  return dtype_name(dtype()) + shape().to_string() + " " + values_string(max_elements);
 }
 
 double element_as_double(const Tensor& t, int64_t i) {

@@ -1,45 +1,62 @@
-// Tensor: dtype, shape and an immutable, reference-counted buffer.
+// Tensor: dtype, shape and immutable, reference-counted element storage.
 //
-// Copies share the buffer (a copy is a reference-count increment). Once a
-// tensor has been handed to anyone else its buffer must not change: a kernel
-// that wants to write allocates a new tensor, or reuses an input whose
-// buffer is unique (is_unique()). Fixed-size elements are stored as raw
-// little-endian bytes, aligned to 64 bytes; string and resource elements are
-// std::string objects; variant elements are VariantPtrs, shared pointers to
-// immutable values (a TensorList or an Optional, ops/variant.hpp). Small
-// buffers (<= 32 bytes, e.g. every scalar) live inside the buffer object:
-// one allocation per tensor.
+// A Tensor is one pointer (8 bytes) to a representation that holds the
+// dtype, the shape, a reference count and the storage; copies share it (a
+// copy is a reference-count increment). Once a tensor has been handed to
+// anyone else its storage must not change: a kernel that wants to write
+// allocates a new tensor, or reuses an input whose storage is unique
+// (is_unique()). A tensor seen with another shape or dtype (reshaped(),
+// with_dtype()) is a small view holding the original's storage. Fixed-size
+// elements are stored as raw little-endian bytes, aligned to 64 bytes;
+// string and resource elements are std::string objects; variant elements
+// are VariantPtrs, shared pointers to immutable values (a TensorList or an
+// Optional, ops/variant.hpp). Small storage (<= 32 bytes, e.g. every
+// scalar) lives inside the representation: one allocation per tensor.
+//
+// A borrowed tensor (Tensor::borrow) shares a representation without
+// counting: the executor passes a value some owner keeps alive for longer
+// (a Const kernel's tensor) to many inputs without touching the count.
+// Copying or moving a borrowed tensor gives a counted one, so a borrowed
+// handle never outlives the slot it was put in.
 // Thread-safety: like std::shared_ptr — distinct Tensor objects may be used
-// from different threads even when they share a buffer.
+// from different threads even when they share storage.
 #pragma once
 
 #include <atomic>
+#include <cassert>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ops/dtype.hpp"
 #include "ops/shape.hpp"
 #include "ops/status.hpp"
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TAGFLOW_HAS_TSAN_FEATURE 1
-#endif
-#endif
-#ifndef TAGFLOW_HAS_TSAN_FEATURE
-#define TAGFLOW_HAS_TSAN_FEATURE 0
-#endif
-
 namespace tagflow::ops {
 
-class TensorBuffer;
 class VariantValue;  // ops/variant.hpp
 // One element of a variant tensor: a shared, immutable value; null in a
 // freshly allocated tensor (TensorFlow's empty Variant).
 using VariantPtr = std::shared_ptr<const VariantValue>;
+
+namespace detail {
+// The part of a tensor's representation every accessor reads inline; the
+// rest (the storage, or the tensor a view looks at) is ops/tensor.cpp's.
+struct TensorHead {
+  std::atomic<int32_t> refs{1};
+  DType dtype = DType::invalid;
+  bool view = false;  // reshaped() / with_dtype() of `root`'s storage
+  Shape shape;
+  void* data = nullptr;        // the element storage
+  TensorHead* root = nullptr;  // the representation owning the storage (itself if not a view)
+};
+// Frees a representation whose count reached zero.
+void destroy_tensor(TensorHead* head) noexcept;
+}  // namespace detail
 
 class Tensor {
  public:
@@ -52,6 +69,38 @@ class Tensor {
   // unset (object elements are still empty or null): only for a kernel
   // that writes every element before the tensor leaves it.
   static Tensor uninitialized(DType dtype, const Shape& shape);
+
+  Tensor(const Tensor& o) noexcept : bits_(reinterpret_cast<uintptr_t>(o.head())) {
+    if (bits_ != 0) head()->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  Tensor(Tensor&& o) noexcept : bits_(o.bits_) {
+    o.bits_ = 0;
+    if ((bits_ & kBorrowed) != 0) {
+      bits_ &= ~kBorrowed;
+      head()->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  Tensor& operator=(const Tensor& o) noexcept {
+    Tensor t(o);
+    std::swap(bits_, t.bits_);
+    return *this;
+  }
+  Tensor& operator=(Tensor&& o) noexcept {
+    Tensor t(std::move(o));
+    std::swap(bits_, t.bits_);
+    return *this;
+  }
+  ~Tensor() { release(); }
+
+  // `owner` seen without a count of its own: valid only while `owner` (or
+  // another counted tensor sharing it) keeps the representation alive. Its
+  // copies and moves are counted tensors; it is never unique.
+  static Tensor borrow(const Tensor& owner) {
+    Tensor t;
+    if (owner.bits_ != 0) t.bits_ = reinterpret_cast<uintptr_t>(owner.head()) | kBorrowed;
+    return t;
+  }
+  bool is_borrowed() const { return (bits_ & kBorrowed) != 0; }
 
   template <class T>
   static Tensor scalar(T value) {
@@ -74,12 +123,12 @@ class Tensor {
   }
   static Tensor string_scalar(std::string s) { return scalar<std::string>(std::move(s)); }
 
-  bool valid() const { return buffer_ != nullptr; }
-  DType dtype() const { return dtype_; }
-  const Shape& shape() const { return shape_; }
-  int rank() const { return shape_.rank(); }
-  int64_t dim(int i) const { return shape_.dim(i); }
-  int64_t num_elements() const { return shape_.num_elements(); }
+  bool valid() const { return bits_ != 0; }
+  DType dtype() const { return bits_ != 0 ? head()->dtype : DType::invalid; }
+  const Shape& shape() const { return bits_ != 0 ? head()->shape : kNoShape; }
+  int rank() const { return shape().rank(); }
+  int64_t dim(int i) const { return shape().dim(i); }
+  int64_t num_elements() const { return shape().num_elements(); }
   size_t byte_size() const;  // of the element storage (0 for object dtypes)
   // Heap bytes of the buffer (its object, its storage and any strings; for
   // variants, the values' element tensors), counted in full even when other
@@ -104,8 +153,8 @@ class Tensor {
 
   // The element storage: raw bytes of fixed-size elements, the
   // std::string or VariantPtr array of object dtypes.
-  const void* raw_data() const;
-  void* raw_mutable_data();
+  const void* raw_data() const { return bits_ != 0 ? head()->data : nullptr; }
+  void* raw_mutable_data() { return bits_ != 0 ? head()->data : nullptr; }
 
   // The same buffer seen with another shape of equal element count.
   Expected<Tensor> reshaped(const Shape& shape) const;
@@ -113,15 +162,19 @@ class Tensor {
   // (used for ref types and bitcasts); asserts sizes match.
   Tensor with_dtype(DType dtype) const;
 
-  // True if no other Tensor shares this buffer. Then the buffer may be
-  // written: everything the other holders did with it before they dropped
-  // it happens before (an acquire; use_count() alone is a relaxed load).
+  // True if no other Tensor shares this storage (a borrowed tensor never
+  // is). Then the storage may be written: everything the other holders did
+  // with it before they dropped it happens before (the count is read with
+  // an acquire, pairing with the release of their decrements).
   bool is_unique() const {
-    if (buffer_ == nullptr || buffer_.use_count() != 1) return false;
-    acquire_unique();
-    return true;
+    if (bits_ == 0 || is_borrowed()) return false;
+    const detail::TensorHead* h = head();
+    if (h->refs.load(std::memory_order_acquire) != 1) return false;
+    return h->root == h || h->root->refs.load(std::memory_order_acquire) == 1;
   }
-  bool shares_buffer_with(const Tensor& o) const { return buffer_ && buffer_ == o.buffer_; }
+  bool shares_buffer_with(const Tensor& o) const {
+    return bits_ != 0 && o.bits_ != 0 && head()->root == o.head()->root;
+  }
 
   // Same dtype, shape and element values (bitwise for floats except that
   // NaN == NaN; -0.0 == 0.0).
@@ -134,26 +187,27 @@ class Tensor {
   std::string values_string(int64_t max_elements = 64) const;
 
  private:
+  static constexpr uintptr_t kBorrowed = 1;
+  static constexpr Shape kNoShape{};
+
+  explicit Tensor(detail::TensorHead* h) : bits_(reinterpret_cast<uintptr_t>(h)) {}
+  detail::TensorHead* head() const { return reinterpret_cast<detail::TensorHead*>(bits_ & ~kBorrowed); }
+  void release() {
+    if (bits_ == 0 || is_borrowed()) return;
+    detail::TensorHead* h = head();
+    // acq_rel: the last holder's destruction sees every other holder's use.
+    if (h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) detail::destroy_tensor(h);
+  }
   template <class T>
   bool element_type_matches() const {
-    if constexpr (std::is_same_v<T, VariantPtr>) return base_dtype(dtype_) == DType::variant;
+    const DType d = dtype();
+    if constexpr (std::is_same_v<T, VariantPtr>) return base_dtype(d) == DType::variant;
     else if constexpr (std::is_same_v<T, std::string>)
-      return dtype_is_object(dtype_) && base_dtype(dtype_) != DType::variant;
-    else return dtype_v<T> == base_dtype(dtype_);
+      return dtype_is_object(d) && base_dtype(d) != DType::variant;
+    else return dtype_v<T> == base_dtype(d);
   }
-  // The acquire of is_unique(): a fence pairs with the release of the
-  // last other holder's decrement. ThreadSanitizer does not model fences,
-  // so its builds take a reference instead (an acq_rel increment it does).
-  void acquire_unique() const {
-#if defined(__SANITIZE_THREAD__) || TAGFLOW_HAS_TSAN_FEATURE
-    std::shared_ptr<TensorBuffer> probe = buffer_;
-#else
-    std::atomic_thread_fence(std::memory_order_acquire);
-#endif
-  }
-  DType dtype_ = DType::invalid;
-  Shape shape_;
-  std::shared_ptr<TensorBuffer> buffer_;
+
+  uintptr_t bits_ = 0;  // the TensorHead, kBorrowed in the low bit
 };
 
 // One element of a POD tensor as double (for printing and tests).

@@ -22,8 +22,17 @@ bool tensors_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
 }
 
 // use_count() == 1 with an acquire: what the other holders did with the
-// value before they dropped it happens before our writes (see
-// Tensor::is_unique, whose ThreadSanitizer note applies here too).
+// value before they dropped it happens before our writes (ThreadSanitizer does not model
+// fences: its builds take a reference instead, an acq_rel increment).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TAGFLOW_HAS_TSAN_FEATURE 1
+#endif
+#endif
+#ifndef TAGFLOW_HAS_TSAN_FEATURE
+#define TAGFLOW_HAS_TSAN_FEATURE 0
+#endif
+
 bool value_is_unique(const VariantPtr& v) {
   if (v == nullptr || v.use_count() != 1) return false;
 #if defined(__SANITIZE_THREAD__) || TAGFLOW_HAS_TSAN_FEATURE

@@ -28,7 +28,8 @@ std::string read(const fs::path& p) {
 }
 
 // The project's own text files: sources, scripts, documents (not build
-// directories, test data or the generated ops catalogue's inputs).
+// directories, test data, the generated ops catalogue's inputs, or npm's
+// packages installed beside a benchmark).
 std::vector<fs::path> tree_files() {
   static const std::set<std::string> folders = {"actors", "graph", "ops",     "trace",   "net",     "tools", "tests",
                                                 "bench",  "fuzz",  "scripts", "examples", "docs",  "configs", "cmake"};
@@ -38,7 +39,8 @@ std::vector<fs::path> tree_files() {
     if (!fs::exists(kRoot / f)) continue;
     for (auto it = fs::recursive_directory_iterator(kRoot / f); it != fs::recursive_directory_iterator(); ++it) {
       const fs::path& p = it->path();
-      if (it->is_directory() && (p.filename() == "data" || p.filename() == "corpus" || p.filename() == "flamegraphs")) {
+      if (it->is_directory() && (p.filename() == "data" || p.filename() == "corpus" || p.filename() == "flamegraphs" ||
+                                 p.filename() == "node_modules")) {
         it.disable_recursion_pending();
         continue;
       }
