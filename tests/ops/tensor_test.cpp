@@ -76,6 +76,61 @@ BOOST_AUTO_TEST_CASE(reshape_keeps_the_buffer_and_checks_the_count) {
   BOOST_TEST(!a.reshaped(Shape{4}).ok());
 }
 
+// A view (another shape or dtype of the same storage) is unique only when
+// nobody else holds the view or the original; a view of a view looks at
+// the original's storage directly.
+BOOST_AUTO_TEST_CASE(a_view_is_unique_only_when_the_original_is_gone) {
+  Tensor a = Tensor::vector<int32_t>({1, 2, 3, 4, 5, 6});
+  Tensor v = *a.reshaped(Shape{3, 2});
+  BOOST_TEST(v.raw_data() == a.raw_data());
+  BOOST_TEST(!v.is_unique());
+  BOOST_TEST(!a.is_unique());
+  Tensor w = *v.reshaped(Shape{6, 1});
+  Tensor u = v.with_dtype(DType::uint32);
+  BOOST_TEST((u.dtype() == DType::uint32));
+  BOOST_TEST((u.shape() == Shape({3, 2})));
+  BOOST_TEST(w.shares_buffer_with(a));
+  BOOST_TEST(u.shares_buffer_with(w));
+  a = Tensor();
+  v = Tensor();
+  BOOST_TEST(!w.is_unique());  // u still sees the storage
+  u = Tensor();
+  BOOST_TEST(w.is_unique());
+  w.mutable_data<int32_t>()[5] = 60;
+  BOOST_TEST(w.values_string() == "[[1],[2],[3],[4],[5],[60]]");
+  BOOST_TEST(w.byte_size() == 24u);
+  // The same shape or dtype is the tensor itself, no view.
+  Tensor x = Tensor::vector<float>({1, 2});
+  BOOST_TEST(x.reshaped(Shape{2})->heap_bytes() == x.heap_bytes());
+  BOOST_TEST(x.reshaped(Shape{1, 2})->heap_bytes() > x.heap_bytes());
+}
+
+// A borrowed tensor counts no reference: its owner stays unique-checked by
+// the others, it is never unique itself, and whatever copies or moves it
+// holds a counted reference that outlives the owner.
+BOOST_AUTO_TEST_CASE(a_borrowed_tensor_counts_no_reference_and_its_copies_do) {
+  Tensor owner = Tensor::vector<int64_t>({7, 8});
+  Tensor lent = Tensor::borrow(owner);
+  BOOST_TEST(lent.is_borrowed());
+  BOOST_TEST(owner.is_unique());
+  BOOST_TEST(!lent.is_unique());
+  BOOST_TEST(lent.shares_buffer_with(owner));
+  BOOST_TEST(lent.values_string() == "[7,8]");
+  Tensor copy = lent;
+  BOOST_TEST(!copy.is_borrowed());
+  BOOST_TEST(!owner.is_unique());
+  Tensor moved = std::move(lent);
+  BOOST_TEST(!lent.valid());
+  BOOST_TEST(!moved.is_borrowed());
+  owner = Tensor();
+  copy = Tensor();
+  BOOST_TEST(moved.is_unique());
+  BOOST_TEST(moved.values_string() == "[7,8]");
+  BOOST_TEST(!Tensor::borrow(Tensor()).valid());
+}
+
+BOOST_AUTO_TEST_CASE(a_handle_is_one_pointer) { BOOST_TEST(sizeof(Tensor) == sizeof(void*)); }
+
 BOOST_AUTO_TEST_CASE(equality_and_printing) {
   Tensor a = Tensor::from_vector<double>(Shape{2, 2}, {1.5, 2, 3, 4});
   Tensor b = Tensor::from_vector<double>(Shape{2, 2}, {1.5, 2, 3, 4});
