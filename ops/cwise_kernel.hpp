@@ -237,7 +237,9 @@ class BinaryKernel final : public Kernel {
         return Status(Error::invalid_argument, std::string(op_) + ": " + e);
     }
     if (x.shape() == y.shape()) {
-      const Shape shape = x.shape();
+      // A reference stays valid when x moves into `out`: the shape lives
+      // with the storage.
+      const Shape& shape = x.shape();
       Tensor out = reuse_or_allocate<Out>(ctx, {0, 1}, shape);
       Out* op = static_cast<Out*>(out.raw_mutable_data());
       if (xn == 1) {

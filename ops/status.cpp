@@ -36,15 +36,20 @@ std::string abbreviate(std::string_view text, size_t max_chars) {
   return std::string(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
+const std::string& Status::no_message() {
+  static const std::string empty;
+  return empty;
+}
+
 std::string Status::to_string() const {
   if (ok()) return "ok";
-  return std::string(ops::to_string(code_)) + ": " + message_;
+  return std::string(ops::to_string(code_)) + ": " + message();
 }
 
 Status Status::with_prefix(const std::string& context) const {
   if (ok()) return *this;
-  Status s(code_, context + message_);
-  s.says_where_ = says_where_;
+  Status s(code_, context + message());
+  s.detail_->says_where = says_where();
   return s;
 }
 

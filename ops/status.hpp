@@ -9,6 +9,7 @@
 #include <cassert>
 #include <iosfwd>
 #include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,13 +43,20 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Error code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+      : code_(code), detail_(std::make_unique<Detail>(Detail{std::move(message), false})) {}
+  Status(const Status& o) : code_(o.code_), detail_(o.detail_ ? std::make_unique<Detail>(*o.detail_) : nullptr) {}
+  Status(Status&&) noexcept = default;
+  Status& operator=(const Status& o) {
+    if (this != &o) *this = Status(o);
+    return *this;
+  }
+  Status& operator=(Status&&) noexcept = default;
 
   static Status ok_status() { return {}; }
 
   bool ok() const { return code_ == Error::ok; }
   Error code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return detail_ ? detail_->message : no_message(); }
 
   // "invalid_argument: Add 'x' ..." — for printing to a user.
   std::string to_string() const;
@@ -60,17 +68,25 @@ class [[nodiscard]] Status {
   // its tag and partition, the call chain of a function body), so that the
   // callers it passes through add no place of their own; and a copy that
   // says so. Kept by with_prefix.
-  bool says_where() const { return says_where_; }
+  bool says_where() const { return detail_ && detail_->says_where; }
   Status saying_where() const {
-    Status s = *this;
-    s.says_where_ = true;
+    Status s(code_, message());
+    s.detail_->says_where = true;
     return s;
   }
 
  private:
+  // Everything but the code lives behind one pointer, null for ok: a
+  // Status passes through the executor's per-node path at the cost of a
+  // pointer (a std::string's move copies its inline characters).
+  struct Detail {
+    std::string message;
+    bool says_where;
+  };
+  static const std::string& no_message();
+
   Error code_ = Error::ok;
-  std::string message_;
-  bool says_where_ = false;
+  std::unique_ptr<Detail> detail_;
 };
 
 inline Status ok_status() { return {}; }
