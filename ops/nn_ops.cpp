@@ -141,8 +141,14 @@ void add_bias(const T* vp, const T* bp, T* yp, int64_t outer, int64_t channels, 
   const auto b = Eigen::Map<const Eigen::Array<C, 1, Eigen::Dynamic>>(reinterpret_cast<const C*>(bp), channels);
   const C* v = reinterpret_cast<const C*>(vp);
   C* y = reinterpret_cast<C*>(yp);
-  if (inner == 1) {  // rows of channels
-    Eigen::Map<Rows>(y, outer, channels) = Eigen::Map<const Rows>(v, outer, channels).rowwise() + b;
+  if (inner == 1) {  // rows of channels: a plain loop the compiler vectorises
+    // (Eigen's rowwise broadcast of a short row ran ~5x slower)
+    const C* bc = reinterpret_cast<const C*>(bp);
+    for (int64_t o = 0; o < outer; ++o) {
+      const C* vr = v + o * channels;
+      C* yr = y + o * channels;
+      for (int64_t c = 0; c < channels; ++c) yr[c] = vr[c] + bc[c];
+    }
   } else {  // per outer index a channels x inner slab
     for (int64_t o = 0; o < outer; ++o) {
       const int64_t offset = o * channels * inner;
